@@ -1,0 +1,1 @@
+"""Pure text functions shared by both systems: tokens, shown text, snippets. No I/O."""

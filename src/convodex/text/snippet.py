@@ -1,0 +1,74 @@
+"""Snippet windows shared by local history search (L4) and the server (S3).
+
+A snippet is the text with whitespace runs collapsed to one space, cut to a window
+around a match, with ``…`` on each side that was cut. Python strings index code
+points, so a window never splits a character.
+"""
+
+from __future__ import annotations
+
+import re
+
+ELLIPSIS = "…"
+_WS = re.compile(r"\s+")
+
+
+def collapse_whitespace(text: str) -> str:
+    return _WS.sub(" ", text).strip()
+
+
+def window(text: str, start: int, end: int, radius: int = 60) -> str:
+    """``radius`` characters either side of ``text[start:end]``, whitespace collapsed."""
+    before = _WS.sub(" ", text[:start]).lstrip()
+    match = _WS.sub(" ", text[start:end])
+    after = _WS.sub(" ", text[end:]).rstrip()
+    if before.endswith(" ") and match.startswith(" "):
+        match = match[1:]
+    if match.endswith(" ") and after.startswith(" "):
+        after = after[1:]
+    left = before[-radius:] if radius > 0 else ""
+    right = after[:radius] if radius > 0 else ""
+    prefix = ELLIPSIS if len(left) < len(before) else ""
+    suffix = ELLIPSIS if len(right) < len(after) else ""
+    return f"{prefix}{left}{match}{right}{suffix}"
+
+
+def head(text: str, length: int = 120) -> str:
+    """The start of ``text`` collapsed, for hits whose match cannot be located."""
+    collapsed = collapse_whitespace(text)
+    if len(collapsed) <= length:
+        return collapsed
+    return collapsed[:length] + ELLIPSIS
+
+
+def find_casefold(text: str, needle: str) -> tuple[int, int] | None:
+    """Span of the first case-insensitive occurrence of ``needle`` in ``text``.
+
+    Lower-casing can change a string's length (``İ`` → ``i̇``), so positions are
+    mapped back to the original text instead of assumed equal.
+    """
+    if not needle:
+        return None
+    low_needle = needle.lower()
+    low_text = text.lower()
+    if len(low_text) == len(text):
+        # Every character lowered to exactly one character: positions agree.
+        at = low_text.find(low_needle)
+        return None if at < 0 else (at, at + len(low_needle))
+    # Slow path: map each lowered position back to its source character.
+    origin: list[int] = []
+    for i, ch in enumerate(text):
+        origin.extend([i] * len(ch.lower()))
+    at = low_text.find(low_needle)
+    if at < 0:
+        return None
+    last = at + len(low_needle) - 1
+    return origin[at], origin[last] + 1
+
+
+def literal_snippet(text: str, needle: str, radius: int = 60) -> str:
+    """S3 snippet: ``radius`` characters either side of the first occurrence of ``needle``."""
+    span = find_casefold(text, needle)
+    if span is None:
+        return head(text, 2 * radius)
+    return window(text, span[0], span[1], radius)

@@ -1,0 +1,145 @@
+"""Tokenizer version 1 (SPEC L3): the only thing the catalog ever stores about text.
+
+Words are runs of letters, digits and ``_``, case-folded with diacritics removed.
+Runs of Han, Hiragana, Katakana or Hangul become overlapping bigrams (a run of one
+character is that character). Everything else separates tokens.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterator
+from typing import NamedTuple
+
+from convodex.errors import QueryError
+
+TOKENIZER_VERSION = 1
+
+# CJK scripts that are written without spaces and indexed as bigrams.
+_CJK_RANGES = (
+    "\u1100-\u11ff"  # Hangul Jamo
+    "\u2e80-\u2fdf"  # CJK radicals, Kangxi radicals
+    "\u3005\u3007\u3021-\u3029\u3038-\u303b"  # ideographic iteration marks and numerals
+    "\u3040-\u309f"  # Hiragana
+    "\u30a0-\u30ff"  # Katakana
+    "\u3130-\u318f"  # Hangul compatibility Jamo
+    "\u31f0-\u31ff"  # Katakana phonetic extensions
+    "\u3400-\u4dbf"  # CJK extension A
+    "\u4e00-\u9fff"  # CJK unified ideographs
+    "\ua960-\ua97f"  # Hangul Jamo extended A
+    "\uac00-\ud7af"  # Hangul syllables
+    "\ud7b0-\ud7ff"  # Hangul Jamo extended B
+    "\uf900-\ufaff"  # CJK compatibility ideographs
+    "\uff66-\uff9f"  # half-width Katakana
+    "\uffa0-\uffdc"  # half-width Hangul
+    "\U00020000-\U0003134f"  # CJK extensions B..G
+)
+_CJK = f"[{_CJK_RANGES}]"
+# A CJK run, or a word: word characters that are not CJK.
+_PIECE = re.compile(f"({_CJK}+)|((?:(?!{_CJK})\\w)+)")
+_CJK_ONLY = re.compile(f"^{_CJK}+$")
+# Pure-ASCII text needs no Unicode folding: the fast path for code and English.
+_ASCII_WORD = re.compile(r"[A-Za-z0-9_]+")
+
+
+class Token(NamedTuple):
+    """A token and the span of the original text it came from."""
+
+    text: str
+    start: int
+    end: int
+    cjk: bool
+
+
+def fold(word: str) -> str:
+    """Case-fold and strip diacritics: ``Café`` → ``cafe``, ``Straße`` → ``strasse``."""
+    if word.isascii():
+        return word.lower()
+    decomposed = unicodedata.normalize("NFKD", word.casefold())
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+def _fold_word(word: str) -> list[str]:
+    """Fold one word; compatibility decomposition may split it (``①`` stays whole)."""
+    folded = fold(word)
+    if folded.isascii() and folded.replace("_", "").isalnum():
+        return [folded]
+    # Decomposition can produce separators (e.g. fractions); re-split on non-word chars.
+    return [m.group(0) for m in re.finditer(r"\w+", folded)]
+
+
+def iter_tokens(text: str) -> Iterator[Token]:
+    """Every token of ``text`` in order, with its span in the original string."""
+    if text.isascii():
+        for m in _ASCII_WORD.finditer(text):
+            yield Token(m.group(0).lower(), m.start(), m.end(), False)
+        return
+    for m in _PIECE.finditer(text):
+        run = m.group(1)
+        if run is not None:
+            start = m.start(1)
+            if len(run) == 1:
+                yield Token(run, start, start + 1, True)
+                continue
+            for i in range(len(run) - 1):
+                yield Token(run[i : i + 2], start + i, start + i + 2, True)
+            continue
+        for folded in _fold_word(m.group(2)):
+            yield Token(folded, m.start(2), m.end(2), False)
+
+
+def tokenize(text: str) -> list[str]:
+    """The token strings of ``text`` (SPEC L3 examples are tests of this function)."""
+    if text.isascii():
+        return _ASCII_WORD.findall(text.lower())
+    return [t.text for t in iter_tokens(text)]
+
+
+def cjk_run_tails(text: str) -> list[str]:
+    """The last character of every CJK run of two or more characters.
+
+    A one-character query must find every bigram that contains it; bigrams that
+    start with it are found by prefix, and these tails cover the ones that end
+    a run (SPEC L3).
+    """
+    if text.isascii():
+        return []
+    return [m.group(1)[-1] for m in _PIECE.finditer(text) if m.group(1) and len(m.group(1)) > 1]
+
+
+def is_cjk(token: str) -> bool:
+    return bool(_CJK_ONLY.match(token))
+
+
+class QueryTerm(NamedTuple):
+    """One unit of a query: a word, a CJK phrase of bigrams, or a single CJK character."""
+
+    tokens: tuple[str, ...]
+    single_cjk: bool
+
+
+def parse_query(query: str) -> list[QueryTerm]:
+    """Tokenize a query the way documents are tokenized; CJK runs stay phrases."""
+    terms: list[QueryTerm] = []
+    run: list[str] = []
+    last_end = -1
+    for tok in iter_tokens(query):
+        if tok.cjk and run and tok.start == last_end - 1:
+            run.append(tok.text)
+        else:
+            if run:
+                terms.append(QueryTerm(tuple(run), False))
+                run = []
+            if tok.cjk and len(tok.text) == 1:
+                terms.append(QueryTerm((tok.text,), True))
+            elif tok.cjk:
+                run = [tok.text]
+            else:
+                terms.append(QueryTerm((tok.text,), False))
+        last_end = tok.end
+    if run:
+        terms.append(QueryTerm(tuple(run), False))
+    if not terms:
+        raise QueryError("query must contain at least one letter or number")
+    return terms
