@@ -13,16 +13,14 @@ class ConvodexError(Exception):
     status: int = 500
 
 
-class QueryError(ConvodexError):
-    """The caller's query, kind, limit or cursor cannot be used."""
+class InvalidInput(ConvodexError):
+    """Input that cannot be used as given; the caller can fix it."""
 
     status = 400
 
 
-class StaleCursorError(QueryError):
-    """A cursor from another catalog revision."""
-
-    status = 409
+class QueryError(InvalidInput):
+    """The caller's query, kind, limit or cursor cannot be used."""
 
 
 class SourceError(ConvodexError):
@@ -72,3 +70,9 @@ class NotFound(ConvodexError):
     """The named session, entry or account does not exist."""
 
     status = 404
+
+
+class Conflict(ConvodexError):
+    """The change collides with existing state (an id or name already taken)."""
+
+    status = 409

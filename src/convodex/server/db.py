@@ -1,0 +1,200 @@
+"""Opening the server database and running its numbered migrations.
+
+One small interface over SQLite and PostgreSQL: a :class:`Database` hands out
+transactions (:meth:`Database.write`, :meth:`Database.snapshot`) as :class:`Tx`
+objects whose SQL uses ``?`` placeholders on both dialects. What differs between
+the dialects lives in ``convodex.server.dialects``.
+"""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from datetime import UTC, datetime, timedelta
+from importlib import resources
+from pathlib import Path
+from typing import Any, Protocol
+
+import platformdirs
+
+from convodex.errors import CatalogError, QueryError
+
+Row = tuple[Any, ...]
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
+
+
+class Cursor(Protocol):
+    """The DB-API cursor subset both drivers share."""
+
+    @property
+    def rowcount(self) -> int: ...
+
+    def execute(self, query: Any, params: Any = ..., /) -> Any: ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+
+class Dialect(ABC):
+    """SQL and value conversions that differ between SQLite and PostgreSQL."""
+
+    name: str
+    #: appended to a SELECT that must lock the session row for the transaction
+    for_update: str = ""
+
+    def sql(self, text: str) -> str:
+        """Translate ``?`` placeholders to the driver's style."""
+        return text
+
+    @abstractmethod
+    def ts_param(self, micros: int) -> object:
+        """A timestamp (microseconds since the epoch, UTC) as the driver stores it."""
+
+    @abstractmethod
+    def ts_value(self, value: Any) -> int:
+        """A stored timestamp back as microseconds since the epoch."""
+
+    @abstractmethod
+    def text_candidates(self) -> tuple[str, str]:
+        """``(from_clause, where_clause)`` selecting search rows ``r`` whose text contains
+        the query; the where clause takes the parameters of :meth:`text_params`."""
+
+    @abstractmethod
+    def text_params(self, query: str) -> list[object]:
+        """Parameters for :meth:`text_candidates`."""
+
+    @abstractmethod
+    def raw_match(self, column: str) -> str:
+        """A predicate: ``column`` (raw JSON) contains a ``LIKE`` pattern (one ``?``),
+        escaped with ``\\``, folding ASCII case only."""
+
+
+class Tx:
+    """One transaction: run ``?``-parameterized SQL and fetch rows."""
+
+    def __init__(self, dialect: Dialect, cursor: Cursor) -> None:
+        self.dialect = dialect
+        self._cursor = cursor
+
+    def run(self, sql: str, params: Sequence[object] = ()) -> int:
+        self._cursor.execute(self.dialect.sql(sql), tuple(params))
+        return int(self._cursor.rowcount)
+
+    def one(self, sql: str, params: Sequence[object] = ()) -> Row | None:
+        self._cursor.execute(self.dialect.sql(sql), tuple(params))
+        row = self._cursor.fetchone()
+        return None if row is None else tuple(row)
+
+    def all(self, sql: str, params: Sequence[object] = ()) -> list[Row]:
+        self._cursor.execute(self.dialect.sql(sql), tuple(params))
+        return [tuple(row) for row in self._cursor.fetchall()]
+
+    def ts(self, micros: int) -> object:
+        return self.dialect.ts_param(micros)
+
+
+class Database(ABC):
+    """A server database: a dialect plus a source of connections (no globals)."""
+
+    dialect: Dialect
+    url: str
+
+    @abstractmethod
+    def write(self) -> AbstractContextManager[Tx]:
+        """A read-write transaction; commits on success, rolls back on error."""
+
+    @abstractmethod
+    def snapshot(self) -> AbstractContextManager[Tx]:
+        """A read-only transaction whose reads all see one committed state."""
+
+    @abstractmethod
+    def _apply_migration(self, version: int, name: str, script: str) -> None:
+        """Run one migration script and record it, atomically."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Close every connection this object opened."""
+
+    def __enter__(self) -> Database:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def applied_migrations(self) -> list[int]:
+        with self.write() as tx:
+            tx.run(
+                "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)"
+            )
+            return [int(r[0]) for r in tx.all("SELECT version FROM schema_migrations ORDER BY 1")]
+
+    def migrate(self) -> list[int]:
+        """Apply the migrations not yet recorded, in order; return the versions applied."""
+        known = available_migrations(self.dialect.name)
+        applied = set(self.applied_migrations())
+        newest_known = max(known, default=0)
+        if applied and max(applied) > newest_known:
+            raise CatalogError(
+                f"database schema version {max(applied)} is newer than this build "
+                f"understands ({newest_known})"
+            )
+        done: list[int] = []
+        for version, (name, script) in sorted(known.items()):
+            if version in applied:
+                continue
+            self._apply_migration(version, name, script)
+            done.append(version)
+        return done
+
+
+def available_migrations(dialect: str) -> dict[int, tuple[str, str]]:
+    """``{version: (file name, script)}`` for one dialect's migration directory."""
+    found: dict[int, tuple[str, str]] = {}
+    folder = resources.files("convodex.server.migrations").joinpath(dialect)
+    for item in folder.iterdir():
+        match = _MIGRATION_NAME.match(item.name)
+        if match:
+            found[int(match.group(1))] = (item.name, item.read_text(encoding="utf-8"))
+    return found
+
+
+def like_escape(text: str) -> str:
+    """Make ``%``, ``_`` and ``\\`` literal in a LIKE pattern escaped with ``\\``."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def now_micros() -> int:
+    return (datetime.now(UTC) - EPOCH) // timedelta(microseconds=1)
+
+
+def micros_to_iso(micros: int) -> str:
+    """``2026-01-01T00:00:00.000000Z``: the ``ts`` of a hit."""
+    moment = EPOCH + timedelta(microseconds=micros)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def default_url() -> str:
+    """The embedded default: a SQLite file under the platform's data directory."""
+    path = Path(platformdirs.user_data_dir("convodex")) / "server" / "server.sqlite"
+    return f"sqlite:///{path}"
+
+
+def open_database(url: str, *, pool_size: int = 10) -> Database:
+    """Open ``sqlite:///path`` or ``postgresql://…``; the caller closes it."""
+    if url.startswith("sqlite://"):
+        from convodex.server.dialects.sqlite import SQLiteDatabase
+
+        # As in SQLAlchemy: sqlite:///relative/file, sqlite:////absolute/file.
+        if not url.startswith("sqlite:///") or len(url) == len("sqlite:///"):
+            raise QueryError("a SQLite database URL looks like sqlite:///path/to/file.sqlite")
+        return SQLiteDatabase(Path(url[len("sqlite:///") :]))
+    if url.startswith(("postgresql://", "postgres://")):
+        from convodex.server.dialects.postgresql import PostgresDatabase
+
+        return PostgresDatabase(url, max_size=pool_size)
+    raise QueryError("the database URL must start with sqlite:/// or postgresql://")

@@ -1,0 +1,1 @@
+"""The SQL that differs between SQLite and PostgreSQL, and nothing else."""

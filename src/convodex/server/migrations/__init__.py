@@ -1,0 +1,1 @@
+"""Numbered SQL migrations per dialect; read with importlib.resources, never edited once shipped."""

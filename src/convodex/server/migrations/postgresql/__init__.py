@@ -1,0 +1,1 @@
+"""PostgreSQL migrations (pg_trgm)."""

@@ -1,0 +1,229 @@
+"""The S3 read path: literal substring search, newest first, in one snapshot.
+
+The trigram index (or the raw JSON) only supplies candidates; every hit is then
+checked against ownership, channel scope, the active branch and fork completeness
+in the same read-only snapshot, so a concurrent writer can never add a hit the
+snapshot did not contain.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from convodex.errors import AccessDenied, QueryError
+from convodex.server.accounts import Caller
+from convodex.server.db import Database, Row, like_escape, micros_to_iso
+from convodex.text.shown import shown_text
+from convodex.text.snippet import find_casefold, literal_snippet
+
+SCOPES = ("account", "instance")
+#: the largest ``limit`` the Python API honours (HTTP allows 200)
+MAX_LIMIT = 500
+#: candidates fetched per query, newest first
+PAGE_SIZE = 500
+#: raw-JSON matches accepted per search, at most
+RAW_MATCH_CAP = 500
+SNIPPET_RADIUS = 60
+
+_COLUMNS = (
+    "{a}.row_id, {a}.created_at, e.session_id, e.seq, {body}, {raw}, e.role, s.title, s.owner_id"
+)
+_SHOWN_ENTRY = (
+    "e.role IN ('user', 'assistant') AND NOT e.meta AND NOT e.discarded"
+    " AND e.on_branch AND s.fork_state = 'complete'"
+)
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One search hit; :meth:`as_json` is its camelCase wire shape."""
+
+    session_id: str
+    session_title: str
+    seq: int
+    role: str
+    snippet: str
+    ts: str
+    owner_id: str
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "sessionId": self.session_id,
+            "sessionTitle": self.session_title,
+            "seq": self.seq,
+            "role": self.role,
+            "snippet": self.snippet,
+            "ts": self.ts,
+            "ownerId": self.owner_id,
+        }
+
+
+def utf16_length(text: str) -> int:
+    """Length in UTF-16 code units (what the S3 minimum length counts)."""
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def uses_projection(query: str) -> bool:
+    """≥ 3 code points and no NUL: the trigram-indexed projected text can answer."""
+    return len(query) >= 3 and "\x00" not in query
+
+
+def raw_patterns(query: str) -> list[str]:
+    """LIKE patterns for the query as it appears inside a JSON string literal, both
+    with non-ASCII kept and with it ``\\u``-escaped (the two ways encoders write it)."""
+    forms = {json.dumps(query, ensure_ascii=False)[1:-1], json.dumps(query)[1:-1]}
+    return ["%" + like_escape(form) + "%" for form in sorted(forms)]
+
+
+def _scope_sql(scope: str, caller: Caller) -> tuple[str, list[object]]:
+    if scope == "account":
+        return " AND s.owner_id = ? AND s.kind = 'personal'", [caller.id]
+    return "", []
+
+
+def _cursor_sql(alias: str, cursor: tuple[Any, int] | None) -> tuple[str, list[object]]:
+    if cursor is None:
+        return "", []
+    return f" AND ({alias}.created_at, {alias}.row_id) < (?, ?)", [cursor[0], cursor[1]]
+
+
+def _page_query(
+    db: Database,
+    caller: Caller,
+    query: str,
+    scope: str,
+    cursor: tuple[Any, int] | None,
+    size: int,
+) -> tuple[str, list[object]]:
+    """One page of candidates (newest first) as ``(sql, params)``."""
+    dialect = db.dialect
+    scope_sql, scope_params = _scope_sql(scope, caller)
+    patterns = raw_patterns(query)
+    raw_sql = "(" + " OR ".join(dialect.raw_match("e.payload") for _ in patterns) + ")"
+    parts: list[str] = []
+    params: list[object] = []
+    if uses_projection(query):
+        source, match = dialect.text_candidates()
+        cur_sql, cur_params = _cursor_sql("r", cursor)
+        parts.append(
+            "SELECT "
+            + _COLUMNS.format(a="r", body="r.text", raw="0")
+            + f" FROM {source} JOIN entries e ON e.row_id = r.row_id"
+            " JOIN sessions s ON s.id = e.session_id"
+            f" WHERE {match} AND {_SHOWN_ENTRY}{scope_sql}{cur_sql}"
+        )
+        params += dialect.text_params(query) + scope_params + cur_params
+        if scope == "instance":
+            # Historical channel journals can predate the projection: match their raw JSON.
+            cur_sql, cur_params = _cursor_sql("e", cursor)
+            parts.append(
+                "SELECT "
+                + _COLUMNS.format(a="e", body="e.payload", raw="1")
+                + " FROM entries e JOIN sessions s ON s.id = e.session_id"
+                f" WHERE NOT e.projected AND {_SHOWN_ENTRY} AND s.kind = 'channel'"
+                " AND NOT EXISTS (SELECT 1 FROM search_rows r2 WHERE r2.row_id = e.row_id)"
+                f" AND {raw_sql}{cur_sql}"
+            )
+            params += list(patterns) + cur_params
+    else:
+        cur_sql, cur_params = _cursor_sql("e", cursor)
+        parts.append(
+            "SELECT "
+            + _COLUMNS.format(a="e", body="e.payload", raw="1")
+            + " FROM entries e JOIN sessions s ON s.id = e.session_id"
+            f" WHERE {_SHOWN_ENTRY} AND {raw_sql}{scope_sql}{cur_sql}"
+        )
+        params += list(patterns) + scope_params + cur_params
+    if len(parts) == 1:
+        alias = "r" if uses_projection(query) else "e"
+        sql = parts[0] + f" ORDER BY {alias}.created_at DESC, {alias}.row_id DESC LIMIT ?"
+    else:
+        sql = (
+            "SELECT * FROM (" + " UNION ALL ".join(parts) + ") u"
+            " ORDER BY u.created_at DESC, u.row_id DESC LIMIT ?"
+        )
+    params.append(size)
+    return sql, params
+
+
+def _hit(db: Database, row: Row, query: str) -> Hit | None:
+    """A hit for a candidate row, or ``None`` when its shown text lacks the query."""
+    row_id, created_at, session_id, seq, body, is_raw, role, title, owner_id = row
+    del row_id
+    if is_raw:
+        try:
+            message = json.loads(body)
+        except ValueError:
+            return None
+        if not isinstance(message, dict):
+            return None
+        text = shown_text(message)
+        if find_casefold(text, query) is None:
+            return None
+    else:
+        text = str(body)
+    snippet = literal_snippet(text, query, SNIPPET_RADIUS).replace("\x00", "\ufffd")
+    return Hit(
+        session_id=str(session_id),
+        session_title=str(title),
+        seq=int(seq),
+        role=str(role),
+        snippet=snippet,
+        ts=micros_to_iso(db.dialect.ts_value(created_at)),
+        owner_id=str(owner_id),
+    )
+
+
+def check_scope(caller: Caller, scope: str) -> None:
+    if scope not in SCOPES:
+        raise QueryError("scope must be account or instance")
+    if scope == "instance" and not caller.is_admin:
+        raise AccessDenied("only administrators may search the whole instance")
+
+
+def search_messages(
+    db: Database,
+    caller: Caller,
+    query: str,
+    limit: int = 50,
+    scope: str = "account",
+    *,
+    on_page: Callable[[], None] | None = None,
+) -> list[Hit]:
+    """Messages whose shown text contains ``query`` (case-insensitive), newest first.
+
+    ``on_page`` runs after each candidate page is read; tests use it to interleave
+    a concurrent writer with one search.
+    """
+    check_scope(caller, scope)
+    needle = query.strip()
+    if utf16_length(needle) < 2 or limit <= 0:
+        return []
+    limit = min(limit, MAX_LIMIT)
+    projected = uses_projection(needle)
+    hits: list[Hit] = []
+    accepted_raw = 0
+    cursor: tuple[Any, int] | None = None
+    with db.snapshot() as tx:
+        while len(hits) < limit and accepted_raw < RAW_MATCH_CAP:
+            size = min(PAGE_SIZE, limit - len(hits)) if projected else PAGE_SIZE
+            sql, params = _page_query(db, caller, needle, scope, cursor, size)
+            rows = tx.all(sql, params)
+            for row in rows:
+                cursor = (row[1], int(row[0]))
+                hit = _hit(db, row, needle)
+                if hit is None:
+                    continue
+                hits.append(hit)
+                if row[5]:
+                    accepted_raw += 1
+                if len(hits) >= limit or accepted_raw >= RAW_MATCH_CAP:
+                    break
+            if on_page is not None:
+                on_page()
+            if len(rows) < size:
+                break
+    return hits
