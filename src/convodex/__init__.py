@@ -4,11 +4,11 @@ from convodex.errors import (
     AccessDenied,
     CatalogError,
     ConvodexError,
+    InvalidInput,
     NotFound,
     QueryError,
     SessionReplayLimitError,
     SourceError,
-    StaleCursorError,
     Unauthorized,
 )
 
@@ -16,10 +16,10 @@ __all__ = [
     "AccessDenied",
     "CatalogError",
     "ConvodexError",
+    "InvalidInput",
     "NotFound",
     "QueryError",
     "SessionReplayLimitError",
     "SourceError",
-    "StaleCursorError",
     "Unauthorized",
 ]

@@ -1,0 +1,1 @@
+"""The local SQLite FTS5 projection of session transcripts: disposable, tokens only."""

@@ -1,0 +1,99 @@
+"""Catalog schema migrations: ordered functions, recorded, never edited once shipped.
+
+The schema version is also kept in ``PRAGMA user_version`` so a newer file can be
+recognised before any table is touched (SPEC L8).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from convodex.sqlite import sqlite3
+
+Migration = Callable[[sqlite3.Connection], None]
+MIGRATIONS: list[Migration] = []
+
+
+def migration(fn: Migration) -> Migration:
+    MIGRATIONS.append(fn)
+    return fn
+
+
+def execute_script(db: sqlite3.Connection, script: str) -> None:
+    """Run statements one by one: ``executescript`` would commit the open transaction."""
+    statement = ""
+    for line in script.splitlines(keepends=True):
+        statement += line
+        if sqlite3.complete_statement(statement):
+            db.execute(statement)
+            statement = ""
+    if statement.strip():
+        raise ValueError("incomplete SQL statement in migration")
+
+
+@migration
+def m001_initial(db: sqlite3.Connection) -> None:
+    execute_script(
+        db,
+        """
+        -- Small facts about the projection: tokenizer version, revision.
+        CREATE TABLE catalog_meta (
+            key TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        );
+        -- A root is a directory scanned for transcripts; scans carry a generation so
+        -- only a completed scan may remove sources that disappeared.
+        CREATE TABLE roots (
+            id INTEGER PRIMARY KEY,
+            path TEXT NOT NULL UNIQUE,
+            scan_generation INTEGER NOT NULL DEFAULT 0,
+            completed_generation INTEGER NOT NULL DEFAULT 0,
+            last_completed_scan_at INTEGER
+        );
+        -- One transcript file. No titles or text: those are read from the source.
+        -- The checkpoint columns describe exactly the rows committed with them.
+        CREATE TABLE sources (
+            id INTEGER PRIMARY KEY,
+            path TEXT NOT NULL UNIQUE,
+            root_id INTEGER NOT NULL REFERENCES roots(id) ON DELETE CASCADE,
+            format TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            subagent INTEGER NOT NULL DEFAULT 0,
+            archived INTEGER NOT NULL DEFAULT 0,
+            last_activity_at INTEGER,
+            byte_offset INTEGER NOT NULL DEFAULT 0,
+            message_count INTEGER NOT NULL DEFAULT 0,
+            size INTEGER,
+            mtime_ns INTEGER,
+            inode INTEGER,
+            signature BLOB,
+            -- 1 while the source needs (re)indexing: new, changed, hinted or queued by search.
+            pending INTEGER NOT NULL DEFAULT 1,
+            health TEXT NOT NULL DEFAULT 'ok'
+                CHECK (health IN ('ok', 'stale', 'failed', 'missing')),
+            error_class TEXT,
+            line_errors INTEGER NOT NULL DEFAULT 0,
+            seen_generation INTEGER NOT NULL DEFAULT 0,
+            indexed_at INTEGER
+        );
+        CREATE INDEX sources_root ON sources(root_id);
+        CREATE INDEX sources_pending ON sources(pending) WHERE pending = 1;
+        -- Where each displayed message's record lives, for snippets and context.
+        CREATE TABLE messages (
+            source_id INTEGER NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
+            message_index INTEGER NOT NULL,
+            byte_offset INTEGER NOT NULL,
+            byte_length INTEGER NOT NULL,
+            PRIMARY KEY (source_id, message_index)
+        ) WITHOUT ROWID;
+        -- Contentless: FTS5 keeps only the inverted index of tokens, never text.
+        -- rowid = source_id << 32 | message_index << 10 | part_index, so the tie
+        -- order (source, message, part) is rowid order. One column per kind lets the
+        -- kinds filter run inside the MATCH.
+        CREATE VIRTUAL TABLE documents USING fts5(
+            user_text, assistant_text, tool_input, tool_output, tool_error,
+            content='', contentless_delete=1,
+            tokenize="ascii tokenchars '_'"
+        );
+        """
+    )

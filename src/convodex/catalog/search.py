@@ -1,0 +1,427 @@
+"""Search (SPEC L4): BM25 candidates from FTS5, then hydration from the sources.
+
+SQLite chooses the final candidates from tokens alone; only then is each chosen
+message read from its authoritative file (by stored byte offset) to build the
+snippet and context. A candidate whose source no longer matches is dropped and
+its source queued for reindexing.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from convodex import config
+from convodex.catalog.db import Catalog
+from convodex.catalog.indexer import TAIL_MARK, split_rowid
+from convodex.errors import QueryError
+from convodex.sources.base import SessionInfo, SourceMessage
+from convodex.sources.discover import FORMATS, FileStat
+from convodex.sqlite import sqlite3
+from convodex.text.documents import Document, Kind, parse_kinds
+from convodex.text.snippet import head, window
+from convodex.text.tokens import QueryTerm, iter_tokens, parse_query
+
+SNIPPET_RADIUS = 80
+CONTEXT_CHARS = 400
+MAX_BATCHES = 20
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeState:
+    """Which sessions are open, running or current in this process: never persisted."""
+
+    open: frozenset[str] = frozenset()
+    running: frozenset[str] = frozenset()
+    current: str | None = None
+
+
+@dataclass(slots=True)
+class _SourceRow:
+    id: int
+    path: str
+    format: str
+    session_id: str
+    last_activity_at: int | None
+    byte_offset: int
+    size: int | None
+    mtime_ns: int | None
+    inode: int | None
+    info: SessionInfo | None = None
+    stat: FileStat | None = None
+    changed: bool = False
+    bad: bool = False
+    messages: dict[int, SourceMessage | None] = field(default_factory=dict)
+
+
+def match_expression(terms: list[QueryTerm], kinds: tuple[Kind, ...]) -> str:
+    """The FTS5 MATCH text: every term required, restricted to the kinds' columns."""
+    parts = []
+    for term in terms:
+        if term.single_cjk:
+            ch = term.tokens[0]
+            parts.append(f'("{ch}"* OR "{TAIL_MARK}{ch}")')
+        else:
+            phrase = " ".join(term.tokens).replace('"', '""')
+            parts.append(f'"{phrase}"')
+    return "{" + " ".join(kinds) + "} : (" + " AND ".join(parts) + ")"
+
+
+def progress(catalog: Catalog, root_ids: list[int] | None = None) -> dict[str, Any]:
+    """``{state, indexed, total, pending, failed, revision}`` from the catalog alone."""
+    where, params = "", []
+    if root_ids is not None:
+        where = f"WHERE root_id IN ({', '.join('?' for _ in root_ids)})"
+        params = list(root_ids)
+    row = catalog.db.execute(
+        "SELECT count(*), "
+        "coalesce(sum(pending = 1), 0), "
+        "coalesce(sum(pending = 0 AND health = 'failed'), 0), "
+        "coalesce(sum(pending = 0 AND health IN ('ok', 'stale')), 0) "
+        f"FROM sources {where}",
+        params,
+    ).fetchone()
+    total, pending, failed, indexed = (int(v) for v in row)
+    scanned_sql = "SELECT count(*) FROM roots WHERE scan_generation > 0"
+    scan_params: list[Any] = []
+    if root_ids is not None:
+        scanned_sql += f" AND id IN ({', '.join('?' for _ in root_ids)})"
+        scan_params = list(root_ids)
+    scanned = catalog.db.execute(scanned_sql, scan_params).fetchone()[0]
+    if catalog.mode == "degraded":
+        state = "degraded"
+    elif not scanned:
+        state = "empty"
+    elif pending:
+        state = "indexing"
+    else:
+        state = "complete"
+    return {
+        "state": state,
+        "indexed": indexed,
+        "total": total,
+        "pending": pending,
+        "failed": failed,
+        "revision": catalog.revision(),
+    }
+
+
+def root_ids_for(catalog: Catalog, roots: list[Path] | None) -> list[int] | None:
+    if roots is None:
+        return None
+    ids = []
+    for root in roots:
+        row = catalog.db.execute("SELECT id FROM roots WHERE path = ?", (str(root),)).fetchone()
+        if row is not None:
+            ids.append(int(row[0]))
+    return ids
+
+
+def _query_key(terms: list[QueryTerm], kinds: tuple[Kind, ...], root_ids: list[int] | None) -> str:
+    raw = msgspec.json.encode([[list(t.tokens) for t in terms], list(kinds), root_ids])
+    return hashlib.blake2b(raw, digest_size=6).hexdigest()
+
+
+def encode_cursor(revision: int, rank: float, rowid: int, key: str) -> str:
+    raw = msgspec.json.encode([1, revision, rank, rowid, key])
+    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+
+
+def decode_cursor(cursor: str) -> tuple[int, float, int, str]:
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        version, revision, rank, rowid, key = msgspec.json.decode(
+            base64.urlsafe_b64decode(padded.encode("ascii"))
+        )
+        if version != 1:
+            raise ValueError("cursor version")
+        return int(revision), float(rank), int(rowid), str(key)
+    except (ValueError, TypeError, msgspec.DecodeError, UnicodeError) as exc:
+        raise QueryError("invalid cursor") from exc
+
+
+def validate_limit(limit: int | None) -> int:
+    if limit is None:
+        return config.DEFAULT_SEARCH_LIMIT
+    if limit < 1 or limit > config.MAX_SEARCH_LIMIT:
+        raise QueryError(f"limit must be between 1 and {config.MAX_SEARCH_LIMIT}")
+    return limit
+
+
+class Searcher:
+    """Runs one search against one catalog; hydrates hits from their sources."""
+
+    def __init__(self, catalog: Catalog, runtime: RuntimeState | None = None) -> None:
+        self.catalog = catalog
+        self.runtime = runtime or RuntimeState()
+
+    def search(
+        self,
+        query: str,
+        kinds: list[str] | tuple[str, ...] | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+        roots: list[Path] | None = None,
+        around: int = 0,
+    ) -> dict[str, Any]:
+        terms = parse_query(query)
+        kind_list = parse_kinds(kinds)
+        limit = validate_limit(limit)
+        if around < 0 or around > config.MAX_AROUND:
+            raise QueryError(f"around must be between 0 and {config.MAX_AROUND}")
+        root_ids = root_ids_for(self.catalog, roots)
+        key = _query_key(terms, kind_list, root_ids)
+        revision = self.catalog.revision()
+        after: tuple[float, int] | None = None
+        if cursor:
+            cur_revision, rank, rowid, cur_key = decode_cursor(cursor)
+            if cur_key != key:
+                raise QueryError("cursor belongs to a different query")
+            if cur_revision != revision:
+                return self._answer([], None, revision, True, root_ids)
+            after = (rank, rowid)
+        expression = match_expression(terms, kind_list)
+        hits, last, more = self._collect(expression, terms, limit, after, root_ids, around)
+        next_cursor = encode_cursor(revision, last[0], last[1], key) if more and last else None
+        return self._answer(hits, next_cursor, revision, False, root_ids)
+
+    def _answer(
+        self,
+        hits: list[dict[str, Any]],
+        next_cursor: str | None,
+        revision: int,
+        stale: bool,
+        root_ids: list[int] | None,
+    ) -> dict[str, Any]:
+        return {
+            "hits": hits,
+            "nextCursor": next_cursor,
+            "revision": revision,
+            "staleCursor": stale,
+            "progress": progress(self.catalog, root_ids),
+        }
+
+    def _candidates(
+        self,
+        expression: str,
+        after: tuple[float, int] | None,
+        root_ids: list[int] | None,
+        count: int,
+    ) -> list[tuple[int, float]]:
+        sql = "SELECT rowid, rank FROM documents WHERE documents MATCH ?"
+        params: list[Any] = [expression]
+        if after is not None:
+            sql += " AND (rank > ? OR (rank = ? AND rowid > ?))"
+            params.extend([after[0], after[0], after[1]])
+        if root_ids is not None:
+            ranges = (
+                " OR ".join(
+                    "(rowid >> 32) IN (SELECT id FROM sources WHERE root_id = ?)" for _ in root_ids
+                )
+                or "0"
+            )
+            sql += f" AND ({ranges})"
+            params.extend(root_ids)
+        sql += " ORDER BY rank, rowid LIMIT ?"
+        params.append(count)
+        try:
+            return [(int(r[0]), float(r[1])) for r in self.catalog.db.execute(sql, params)]
+        except sqlite3.OperationalError as exc:
+            raise QueryError("query cannot be searched") from exc
+
+    def _collect(
+        self,
+        expression: str,
+        terms: list[QueryTerm],
+        limit: int,
+        after: tuple[float, int] | None,
+        root_ids: list[int] | None,
+        around: int,
+    ) -> tuple[list[dict[str, Any]], tuple[float, int] | None, bool]:
+        hits: list[dict[str, Any]] = []
+        sources: dict[int, _SourceRow | None] = {}
+        last = after
+        try:
+            for _ in range(MAX_BATCHES):
+                want = limit - len(hits)
+                batch = self._candidates(expression, last, root_ids, want + 1)
+                for rowid, rank in batch:
+                    if len(hits) == limit:
+                        return hits, last, True  # another candidate follows ``last``
+                    hit = self._hydrate(rowid, rank, terms, sources, around)
+                    last = (rank, rowid)
+                    if hit is not None:
+                        hits.append(hit)
+                if len(batch) <= want:
+                    return hits, last, False  # the candidates ran out
+            return hits, last, True
+        finally:
+            self._queue_changed(sources)
+
+    def _source(self, source_id: int, cache: dict[int, _SourceRow | None]) -> _SourceRow | None:
+        if source_id in cache:
+            return cache[source_id]
+        row = self.catalog.db.execute(
+            "SELECT id, path, format, session_id, last_activity_at, byte_offset, size, mtime_ns, "
+            "inode FROM sources WHERE id = ?",
+            (source_id,),
+        ).fetchone()
+        src = _SourceRow(*row) if row is not None else None
+        if src is not None:
+            try:
+                src.stat = FileStat.of(src.path)
+            except OSError:
+                src.bad = True
+            else:
+                st = src.stat
+                if st.inode != src.inode or st.size < src.byte_offset:
+                    src.bad = True
+                elif (st.size, st.mtime_ns) != (src.size, src.mtime_ns):
+                    src.changed = True  # appended since indexing: rows still valid, queue it
+        cache[source_id] = src
+        return src
+
+    def _message(self, src: _SourceRow, index: int) -> SourceMessage | None:
+        if index in src.messages:
+            return src.messages[index]
+        row = self.catalog.db.execute(
+            "SELECT byte_offset, byte_length FROM messages WHERE source_id = ? AND "
+            "message_index = ?",
+            (src.id, index),
+        ).fetchone()
+        message = None
+        if row is not None:
+            try:
+                message = FORMATS[src.format].load(Path(src.path), row[0], row[1], index)
+            except OSError:
+                message = None
+        src.messages[index] = message
+        return message
+
+    def _hydrate(
+        self,
+        rowid: int,
+        rank: float,
+        terms: list[QueryTerm],
+        sources: dict[int, _SourceRow | None],
+        around: int,
+    ) -> dict[str, Any] | None:
+        source_id, index, part = split_rowid(rowid)
+        src = self._source(source_id, sources)
+        if src is None or src.bad:
+            return None
+        message = self._message(src, index)
+        doc = (
+            None
+            if message is None
+            else next((d for d in message.documents if d.part == part), None)
+        )
+        span = None if doc is None else _first_match(doc, terms)
+        if message is None or doc is None or span is None:
+            src.bad = True  # the bytes no longer say what was indexed
+            return None
+        if src.info is None:
+            src.info = FORMATS[src.format].info(Path(src.path))
+        info = src.info
+        hit: dict[str, Any] = {
+            "sessionId": info.session_id or src.session_id,
+            "sessionPath": src.path,
+            "sourceFormat": src.format,
+            "messageIndex": index,
+            "partIndex": part,
+            "kind": doc.kind,
+            "role": message.role,
+            "toolName": doc.tool_name,
+            "snippet": window(doc.text, span[0], span[1], SNIPPET_RADIUS),
+            "score": round(-rank, 6),
+            "sessionTitle": info.title,
+            "workspaceRoot": info.workspace_root,
+            "lastActivityAt": src.last_activity_at,
+            "open": info.session_id in self.runtime.open,
+            "running": info.session_id in self.runtime.running,
+            "current": info.session_id == self.runtime.current,
+        }
+        if around:
+            hit["around"] = self._around(src, index, around, around)
+        return hit
+
+    def _around(self, src: _SourceRow, index: int, before: int, after: int) -> list[dict[str, Any]]:
+        rows = self.catalog.db.execute(
+            "SELECT message_index FROM messages WHERE source_id = ? AND message_index "
+            "BETWEEN ? AND ? ORDER BY message_index",
+            (src.id, index - before, index + after),
+        ).fetchall()
+        out = []
+        for (i,) in rows:
+            message = self._message(src, int(i))
+            if message is None:
+                continue
+            out.append(
+                {
+                    "messageIndex": int(i),
+                    "role": message.role,
+                    "text": head(message.text(), CONTEXT_CHARS),
+                    "hit": int(i) == index,
+                }
+            )
+        return out
+
+    def around(
+        self, session_path: str, message_index: int, before: int = 3, after: int = 3
+    ) -> list[dict[str, Any]]:
+        """The messages around one message of a session, read from its source."""
+        if not (0 <= before <= config.MAX_AROUND and 0 <= after <= config.MAX_AROUND):
+            raise QueryError(f"before and after must be between 0 and {config.MAX_AROUND}")
+        row = self.catalog.db.execute(
+            "SELECT id FROM sources WHERE path = ?", (os.fspath(session_path),)
+        ).fetchone()
+        if row is None:
+            raise QueryError("unknown session")
+        src = self._source(int(row[0]), {})
+        if src is None or src.bad:
+            return []
+        return self._around(src, message_index, before, after)
+
+    def _queue_changed(self, sources: dict[int, _SourceRow | None]) -> None:
+        """Sources that changed since indexing go back in the queue (never in degraded mode)."""
+        changed = [s.id for s in sources.values() if s is not None and (s.bad or s.changed)]
+        if not changed or not self.catalog.writable:
+            return
+        try:
+            with self.catalog.transaction() as db:
+                db.executemany(
+                    "UPDATE sources SET pending = 1, health = CASE WHEN health = 'ok' "
+                    "THEN 'stale' ELSE health END WHERE id = ?",
+                    [(i,) for i in changed],
+                )
+        except sqlite3.OperationalError:
+            pass  # busy: the next scan notices the change anyway
+
+
+def _first_match(doc: Document, terms: list[QueryTerm]) -> tuple[int, int] | None:
+    """Span of the first token matching a query term, if the document has every term."""
+    wanted: dict[str, int] = {}
+    singles: list[tuple[int, str]] = []
+    for n, term in enumerate(terms):
+        if term.single_cjk:
+            singles.append((n, term.tokens[0]))
+        else:
+            wanted.update((text, n) for text in term.tokens)
+    found: set[int] = set()
+    first: tuple[int, int] | None = None
+    for tok in iter_tokens(doc.text):
+        hit: int | None = wanted.get(tok.text)
+        if hit is None and tok.cjk:
+            hit = next((n for n, ch in singles if ch in tok.text), None)
+        if hit is None:
+            continue
+        found.add(hit)
+        if first is None:
+            first = (tok.start, tok.end)
+    return first if len(found) == len(terms) else None

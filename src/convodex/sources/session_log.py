@@ -1,0 +1,270 @@
+"""The native session log (SPEC L1.1): ``<id>.jsonl``, one provider message per line.
+
+Sidecars: ``<id>.jsonl.meta`` (title, workspace, revision …); sub-agent
+transcripts ``subagents/<ref>.jsonl`` with ``<ref>.meta.json`` naming the parent.
+Malformed lines are counted per source and skipped; they never stop a read.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from convodex.sources.base import Budget, LineError, ReadResult, SessionInfo, SourceMessage
+from convodex.text.documents import (
+    Document,
+    tool_call_document,
+    tool_result_document,
+)
+
+NAME = "session_log"
+
+# Companion logs that sit beside transcripts but are not transcripts.
+EXCLUDED_SUFFIXES = (".events.jsonl", ".turns.jsonl", ".conflicts.jsonl", ".guardian.jsonl")
+ARCHIVE_DIR_NAMES = frozenset({"archive", "archived", "archived_sessions"})
+_SKIPPED_ROLES = frozenset({"system", "developer"})
+_META_ORIGINS = frozenset({"pinned", "context", "system", "injected"})
+
+
+class _Function(msgspec.Struct):
+    name: str | None = None
+    arguments: Any = None
+
+
+class _ToolCall(msgspec.Struct):
+    id: str | None = None
+    name: str | None = None
+    arguments: Any = None
+    function: _Function | None = None
+
+
+class _Record(msgspec.Struct):
+    """Only the fields search needs; anything else in a line is ignored."""
+
+    role: str | None = None
+    content: Any = None
+    tool_calls: list[_ToolCall] | None = None
+    tool_call_id: str | None = None
+    name: str | None = None
+    createdAt: int | float | None = None  # noqa: N815 - the format's own key
+    meta: bool | None = None
+    isMeta: bool | None = None  # noqa: N815
+    origin: str | None = None
+    is_error: bool | None = None
+
+
+class _Meta(msgspec.Struct):
+    id: str | None = None
+    name: str | None = None
+    custom_title: str | None = None
+    parent_id: str | None = None
+    workspace_root: str | None = None
+    revision: int | None = None
+    created_at: int | float | None = None
+    updated_at: int | float | None = None
+
+
+class _SubagentMeta(msgspec.Struct):
+    ref: str | None = None
+    parentSession: str | None = None  # noqa: N815
+    parent_id: str | None = None
+    name: str | None = None
+
+
+_decode_record = msgspec.json.Decoder(_Record).decode
+_decode_meta = msgspec.json.Decoder(_Meta).decode
+_decode_submeta = msgspec.json.Decoder(_SubagentMeta).decode
+
+
+class RecordError(Exception):
+    """A line that is valid JSON but not a message; named by class, never by content."""
+
+
+def is_transcript_name(name: str) -> bool:
+    return name.endswith(".jsonl") and not name.endswith(EXCLUDED_SUFFIXES)
+
+
+def content_text(content: Any) -> str:
+    """Text of a string content, or the ``text`` of every part that has one, joined."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = []
+        for part in content:
+            if isinstance(part, str):
+                texts.append(part)
+            elif isinstance(part, dict):
+                text = part.get("text")
+                if isinstance(text, str) and part.get("type") not in ("thinking", "reasoning"):
+                    texts.append(text)
+        return "\n".join(texts)
+    if isinstance(content, dict):
+        text = content.get("text")
+        return text if isinstance(text, str) else ""
+    return ""
+
+
+def _arguments_text(arguments: Any) -> str:
+    if arguments is None:
+        return ""
+    if isinstance(arguments, str):
+        return arguments
+    return msgspec.json.encode(arguments).decode("utf-8")
+
+
+def documents_of(record: _Record, tool_names: dict[str, str]) -> list[Document] | None:
+    """Documents of one record, or ``None`` for system and meta messages."""
+    role = record.role
+    if role is None:
+        raise RecordError("record has no role")
+    if role in _SKIPPED_ROLES or record.meta or record.isMeta or record.origin in _META_ORIGINS:
+        return None
+    docs: list[Document] = []
+    if role == "tool":
+        name = record.name or (tool_names.get(record.tool_call_id or "") or None)
+        docs.append(
+            tool_result_document(0, name, content_text(record.content), bool(record.is_error))
+        )
+        return docs
+    if role not in ("user", "assistant"):
+        raise RecordError("unknown role")
+    text = content_text(record.content)
+    if text.strip():
+        docs.append(_text_document(role, text))
+    for n, call in enumerate(record.tool_calls or (), start=1):
+        name = call.name or (call.function.name if call.function else None)
+        args = (
+            call.arguments
+            if call.arguments is not None
+            else (call.function.arguments if call.function else None)
+        )
+        if call.id and name:
+            tool_names[call.id] = name
+        docs.append(tool_call_document(n, name, _arguments_text(args)))
+    return docs
+
+
+def _text_document(role: str, text: str) -> Document:
+    return Document(0, "user_text" if role == "user" else "assistant_text", text)
+
+
+def _created_at(value: int | float | None) -> int | None:
+    return int(value) if value is not None else None
+
+
+class SessionLogFormat:
+    """Reader for the native session log."""
+
+    name = NAME
+
+    def read(self, path: Path, result: ReadResult, budget: Budget) -> Iterator[SourceMessage]:
+        size = os.stat(path).st_size
+        budget.check(path, "log", size)
+        tool_names: dict[str, str] = {}
+        with open(path, "rb") as handle:
+            handle.seek(result.end_offset)
+            offset = result.end_offset
+            for line in handle:
+                length = len(line)
+                complete = line.endswith(b"\n")
+                budget.check(path, "record", length)
+                body = line.strip()
+                if not body:
+                    offset += length
+                    result.end_offset = offset
+                    result.bytes_read += length
+                    continue
+                try:
+                    record = _decode_record(body)
+                    docs = documents_of(record, tool_names)
+                except (msgspec.DecodeError, RecordError, RecursionError) as exc:
+                    if not complete:
+                        break  # a half-written last line: wait for the writer to finish it
+                    result.errors.append(LineError(offset, _error_class(exc)))
+                    offset += length
+                    result.end_offset = offset
+                    result.bytes_read += length
+                    continue
+                message = SourceMessage(
+                    result.next_index,
+                    offset,
+                    len(line),
+                    record.role or "",
+                    _created_at(record.createdAt),
+                    docs or [],
+                )
+                offset += length
+                result.end_offset = offset
+                result.bytes_read += length
+                result.next_index += 1
+                yield message
+
+    def load(self, path: Path, offset: int, length: int, index: int) -> SourceMessage | None:
+        with open(path, "rb") as handle:
+            handle.seek(offset)
+            raw = handle.read(length)
+        if len(raw) != length:
+            return None
+        try:
+            record = _decode_record(raw.strip())
+            docs = documents_of(record, {})
+        except (msgspec.DecodeError, RecordError, RecursionError):
+            return None
+        return SourceMessage(
+            index, offset, length, record.role or "", _created_at(record.createdAt), docs or []
+        )
+
+    def info(self, path: Path) -> SessionInfo:
+        archived = any(part in ARCHIVE_DIR_NAMES for part in path.parent.parts[-2:])
+        if path.parent.name == "subagents":
+            ref = path.name[: -len(".jsonl")]
+            sub = _read_json(path.with_name(f"{ref}.meta.json"), _decode_submeta)
+            parent = None
+            if sub is not None:
+                parent = sub.parentSession or sub.parent_id
+            return SessionInfo(
+                session_id=ref,
+                title=sub.name if sub else None,
+                parent_id=parent or path.parent.parent.name or None,
+                subagent=True,
+                archived=archived,
+            )
+        meta = _read_json(path.with_name(path.name + ".meta"), _decode_meta)
+        session_id = path.name[: -len(".jsonl")]
+        if meta is None:
+            return SessionInfo(session_id=session_id, archived=archived)
+        return SessionInfo(
+            session_id=meta.id or session_id,
+            title=meta.custom_title or meta.name,
+            workspace_root=meta.workspace_root,
+            parent_id=meta.parent_id,
+            archived=archived,
+            created_at=_created_at(meta.created_at),
+            updated_at=_created_at(meta.updated_at),
+        )
+
+
+def _read_json(path: Path, decode: Any) -> Any:
+    """A sidecar, or ``None`` when it is missing or unreadable (sidecars are optional)."""
+    try:
+        with open(path, "rb") as handle:
+            return decode(handle.read(1024 * 1024))
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+        return None
+
+
+def _error_class(exc: Exception) -> str:
+    if isinstance(exc, msgspec.ValidationError):
+        return "InvalidRecord"
+    if isinstance(exc, msgspec.DecodeError):
+        return "MalformedJSON"
+    return type(exc).__name__
+
+
+FORMAT = SessionLogFormat()
