@@ -23,3 +23,17 @@ def user(text: str) -> dict[str, object]:
 
 def assistant(text: str) -> dict[str, object]:
     return {"role": "assistant", "content": [{"type": "text", "text": text}]}
+
+
+def tool_call(command: str) -> dict[str, object]:
+    """An assistant message that only calls a tool (nothing shown)."""
+    return {
+        "role": "assistant",
+        "content": [
+            {"type": "toolCall", "id": "c1", "name": "bash", "arguments": {"cmd": command}}
+        ],
+    }
+
+
+def tool_result(text: str) -> dict[str, object]:
+    return {"role": "toolResult", "toolCallId": "c1", "content": [{"type": "text", "text": text}]}
