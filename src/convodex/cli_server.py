@@ -2,9 +2,110 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
+from typing import Any, TypeVar
+
 import click
+
+from convodex.errors import ConvodexError
+from convodex.server.db import Database, default_url, open_database
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def db_option(fn: F) -> F:
+    """``--db URL``: ``sqlite:///path`` (default: under the data dir) or ``postgresql://…``."""
+    option = click.option(
+        "--db",
+        "db_url",
+        envvar="CONVODEX_SERVER_DB",
+        default=None,
+        metavar="URL",
+        help="sqlite:///path/to/file.sqlite or postgresql://…; default: a SQLite file "
+        "under the platform data directory [env: CONVODEX_SERVER_DB]",
+    )
+    return option(fn)
+
+
+def _open(db_url: str | None) -> Database:
+    return open_database(db_url or default_url())
+
+
+def _fail(exc: ConvodexError) -> click.ClickException:
+    return click.ClickException(str(exc))
 
 
 @click.group(name="server")
 def server() -> None:
     """Run and administer the multi-account conversation server."""
+
+
+@server.command("init")
+@db_option
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def init(db_url: str | None, as_json: bool) -> None:
+    """Create or upgrade the server database (numbered migrations)."""
+    try:
+        with _open(db_url) as db:
+            applied = db.migrate()
+            versions = db.applied_migrations()
+    except ConvodexError as exc:
+        raise _fail(exc) from exc
+    if as_json:
+        click.echo(json.dumps({"applied": applied, "versions": versions}))
+    elif applied:
+        click.echo("applied migrations " + ", ".join(f"{v:04d}" for v in applied))
+    else:
+        click.echo(f"up to date at migration {max(versions):04d}")
+
+
+@server.group("accounts")
+def accounts() -> None:
+    """Manage the accounts that may use the server."""
+
+
+@accounts.command("add")
+@click.argument("name")
+@click.option("--admin", is_flag=True, help="May search the whole instance.")
+@db_option
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def accounts_add(name: str, admin: bool, db_url: str | None, as_json: bool) -> None:
+    """Create account NAME and print its bearer token (shown only this once)."""
+    from convodex.server.accounts import add_account
+
+    try:
+        with _open(db_url) as db:
+            db.migrate()
+            account = add_account(db, name, is_admin=admin)
+    except ConvodexError as exc:
+        raise _fail(exc) from exc
+    if as_json:
+        click.echo(json.dumps({"id": account.id, "name": account.name, "token": account.token}))
+        return
+    role = "administrator" if account.is_admin else "account"
+    click.echo(f"created {role} {account.name} ({account.id})")
+    click.echo(f"token (shown once, only its hash is stored): {account.token}")
+
+
+@server.command("serve")
+@db_option
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind.")
+@click.option("--port", default=8765, show_default=True, type=int, help="Port to bind.")
+def serve(db_url: str | None, host: str, port: int) -> None:
+    """Serve /brain/search and the journal write API over HTTP."""
+    import uvicorn
+
+    from convodex.web.server_app import create_app
+
+    try:
+        db = _open(db_url)
+    except ConvodexError as exc:
+        raise _fail(exc) from exc
+    try:
+        db.migrate()
+        uvicorn.run(create_app(db), host=host, port=port, log_level="info", ws="none")
+    except ConvodexError as exc:
+        raise _fail(exc) from exc
+    finally:
+        db.close()

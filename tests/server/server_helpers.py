@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+
+import uvicorn
+from starlette.types import ASGIApp
 
 from convodex.server import Caller
 
@@ -37,3 +44,25 @@ def tool_call(command: str) -> dict[str, object]:
 
 def tool_result(text: str) -> dict[str, object]:
     return {"role": "toolResult", "toolCallId": "c1", "content": [{"type": "text", "text": text}]}
+
+
+@contextmanager
+def serving(app: ASGIApp) -> Iterator[str]:
+    """Run ``app`` under uvicorn on a free loopback port; yield its base URL."""
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=0, lifespan="off", ws="none", log_level="warning"
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("uvicorn did not start")
+        time.sleep(0.01)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
