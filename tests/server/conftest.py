@@ -10,6 +10,7 @@ import pytest
 from server_helpers import People
 
 from convodex.server import Caller, Database, add_account, open_database
+from convodex.server import search as search_module
 from convodex.server.pgtest import TempPostgres
 
 TEMPLATE = "convodex_template"
@@ -56,3 +57,13 @@ def people(db: Database) -> People:
         tokens[name] = account.token
         callers[name] = Caller(account.id, name, is_admin)
     return People(callers["alice"], callers["bob"], callers["admin"], tokens)
+
+
+@pytest.fixture(params=["scan-first", "index-first"])
+def tuning(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run every case both with the default plan (small data: scan) and with a tiny
+    probe window and no small-scope scan, so the trigram index serves older rows."""
+    if request.param == "index-first":
+        monkeypatch.setattr(search_module, "PROBE_WINDOW", 2)
+        monkeypatch.setattr(search_module, "SMALL_SCOPE", 0)
+    return str(request.param)

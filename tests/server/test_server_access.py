@@ -10,6 +10,8 @@ from server_helpers import People, tool_result, user
 from convodex.errors import AccessDenied, QueryError
 from convodex.server import Caller, Database, append, create_session, search_messages
 
+pytestmark = pytest.mark.usefixtures("tuning")
+
 KINDS = ("personal", "channel")
 
 

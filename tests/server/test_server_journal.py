@@ -28,6 +28,8 @@ from convodex.server import (
 )
 from convodex.server.projection import insert_row
 
+pytestmark = pytest.mark.usefixtures("tuning")
+
 
 def _found(db: Database, people: People, query: str, scope: str = "account") -> list[str]:
     caller = people.admin if scope == "instance" else people.alice

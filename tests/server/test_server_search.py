@@ -8,6 +8,8 @@ from server_helpers import People, assistant, tool_call, user
 from convodex.server import Database, append, create_session, search_messages
 from convodex.server.search import MAX_LIMIT
 
+pytestmark = pytest.mark.usefixtures("tuning")
+
 
 def _session(db: Database, people: People, *texts: str, title: str = "notes") -> str:
     sid = create_session(db, people.alice.id, title=title)

@@ -4,19 +4,28 @@ from __future__ import annotations
 
 import threading
 
+import pytest
 from server_helpers import People, tool_call, user
 
 from convodex.server import Database, append, create_session, remove, rewrite, search_messages
 
+pytestmark = pytest.mark.usefixtures("tuning")
 
-def test_a_concurrent_writer_never_changes_a_running_search(db: Database, people: People) -> None:
+
+@pytest.mark.parametrize("query", ["zq", "zq answer"])
+def test_a_concurrent_writer_never_changes_a_running_search(
+    db: Database, people: People, query: str
+) -> None:
     sid = create_session(db, people.alice.id, title="busy")
     append(db, sid, user("first zq answer"), created_at=1)
     append(db, sid, user("second zq answer"), created_at=2)
     for i in range(700):
         # Newer raw matches that show nothing: the reader needs two candidate pages.
         append(db, sid, tool_call(f"zq {i}"), created_at=10 + i)
-    expected = [h.snippet for h in search_messages(db, people.alice, "zq")]
+    for i in range(3):
+        # Newer shown rows that do not match: the projected path probes them first.
+        append(db, sid, user(f"filler {i}"), created_at=1_000 + i)
+    expected = [h.snippet for h in search_messages(db, people.alice, query)]
     assert expected == ["second zq answer", "first zq answer"]
 
     writes_done: list[bool] = []
@@ -24,7 +33,7 @@ def test_a_concurrent_writer_never_changes_a_running_search(db: Database, people
     def writer() -> None:
         rewrite(db, sid, 2, user("second answer, changed"))
         remove(db, sid, 1)
-        append(db, sid, user("late zq arrival"), created_at=5)
+        append(db, sid, user("late zq answer arrival"), created_at=5)
         writes_done.append(True)
 
     def interleave() -> None:
@@ -34,10 +43,12 @@ def test_a_concurrent_writer_never_changes_a_running_search(db: Database, people
             thread.start()
             thread.join()
 
-    seen = [h.snippet for h in search_messages(db, people.alice, "zq", on_page=interleave)]
+    seen = [h.snippet for h in search_messages(db, people.alice, query, on_page=interleave)]
     assert writes_done == [True]
     assert seen == expected
-    assert [h.snippet for h in search_messages(db, people.alice, "zq")] == ["late zq arrival"]
+    assert [h.snippet for h in search_messages(db, people.alice, "zq")] == [
+        "late zq answer arrival"
+    ]
 
 
 def test_searches_during_a_stream_of_appends_see_whole_transactions(

@@ -58,13 +58,17 @@ class Dialect(ABC):
     def ts_value(self, value: Any) -> int:
         """A stored timestamp back as microseconds since the epoch."""
 
-    @abstractmethod
-    def text_candidates(self) -> tuple[str, str]:
-        """``(from_clause, where_clause)`` selecting search rows ``r`` whose text contains
-        the query; the where clause takes the parameters of :meth:`text_params`."""
+    #: scan a small scope's rows instead of asking the trigram index (see search.py)
+    small_scope_scan: bool = False
 
     @abstractmethod
-    def text_params(self, query: str) -> list[object]:
+    def text_candidates(self, use_index: bool) -> tuple[str, str]:
+        """``(from_clause, where_clause)`` selecting search rows ``r`` whose text contains
+        the query; the where clause takes the parameters of :meth:`text_params`.
+        ``use_index=False`` asks for a plain scan of the rows the other conditions allow."""
+
+    @abstractmethod
+    def text_params(self, query: str, use_index: bool) -> list[object]:
         """Parameters for :meth:`text_candidates`."""
 
     @abstractmethod

@@ -15,7 +15,7 @@ from typing import Any
 
 from convodex.errors import AccessDenied, QueryError
 from convodex.server.accounts import Caller
-from convodex.server.db import Database, Row, like_escape, micros_to_iso
+from convodex.server.db import Database, Row, Tx, like_escape, micros_to_iso
 from convodex.text.shown import shown_text
 from convodex.text.snippet import find_casefold, literal_snippet
 
@@ -27,6 +27,10 @@ PAGE_SIZE = 500
 #: raw-JSON matches accepted per search, at most
 RAW_MATCH_CAP = 500
 SNIPPET_RADIUS = 60
+#: newest rows a projected search scans before asking the trigram index
+PROBE_WINDOW = 1000
+#: a scope with at most this many rows is scanned outright where the dialect prefers it
+SMALL_SCOPE = 5000
 
 _COLUMNS = (
     "{a}.row_id, {a}.created_at, e.session_id, e.seq, {body}, {raw}, e.role, s.title, s.owner_id"
@@ -84,19 +88,33 @@ def _scope_sql(scope: str, caller: Caller) -> tuple[str, list[object]]:
     return "", []
 
 
-def _cursor_sql(alias: str, cursor: tuple[Any, int] | None) -> tuple[str, list[object]]:
-    if cursor is None:
-        return "", []
-    return f" AND ({alias}.created_at, {alias}.row_id) < (?, ?)", [cursor[0], cursor[1]]
+def _range_sql(
+    alias: str, cursor: tuple[Any, int] | None, lower: tuple[Any, int] | None
+) -> tuple[str, list[object]]:
+    """Keys strictly older than ``cursor`` and no older than ``lower``."""
+    sql = ""
+    params: list[object] = []
+    if cursor is not None:
+        sql += f" AND ({alias}.created_at, {alias}.row_id) < (?, ?)"
+        params += [cursor[0], cursor[1]]
+    if lower is not None:
+        sql += f" AND ({alias}.created_at, {alias}.row_id) >= (?, ?)"
+        params += [lower[0], lower[1]]
+    return sql, params
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What one candidate query covers: the key range and whether to use the index."""
+
+    cursor: tuple[Any, int] | None = None
+    lower: tuple[Any, int] | None = None
+    size: int | None = None
+    use_index: bool = True
 
 
 def _page_query(
-    db: Database,
-    caller: Caller,
-    query: str,
-    scope: str,
-    cursor: tuple[Any, int] | None,
-    size: int,
+    db: Database, caller: Caller, query: str, scope: str, plan: _Plan
 ) -> tuple[str, list[object]]:
     """One page of candidates (newest first) as ``(sql, params)``."""
     dialect = db.dialect
@@ -106,47 +124,70 @@ def _page_query(
     parts: list[str] = []
     params: list[object] = []
     if uses_projection(query):
-        source, match = dialect.text_candidates()
-        cur_sql, cur_params = _cursor_sql("r", cursor)
+        source, match = dialect.text_candidates(plan.use_index)
+        range_sql, range_params = _range_sql("r", plan.cursor, plan.lower)
         parts.append(
             "SELECT "
             + _COLUMNS.format(a="r", body="r.text", raw="0")
             + f" FROM {source} JOIN entries e ON e.row_id = r.row_id"
             " JOIN sessions s ON s.id = e.session_id"
-            f" WHERE {match} AND {_SHOWN_ENTRY}{scope_sql}{cur_sql}"
+            f" WHERE {match} AND {_SHOWN_ENTRY}{scope_sql}{range_sql}"
         )
-        params += dialect.text_params(query) + scope_params + cur_params
+        params += dialect.text_params(query, plan.use_index) + scope_params + range_params
         if scope == "instance":
             # Historical channel journals can predate the projection: match their raw JSON.
-            cur_sql, cur_params = _cursor_sql("e", cursor)
+            range_sql, range_params = _range_sql("e", plan.cursor, plan.lower)
             parts.append(
                 "SELECT "
                 + _COLUMNS.format(a="e", body="e.payload", raw="1")
                 + " FROM entries e JOIN sessions s ON s.id = e.session_id"
                 f" WHERE NOT e.projected AND {_SHOWN_ENTRY} AND s.kind = 'channel'"
                 " AND NOT EXISTS (SELECT 1 FROM search_rows r2 WHERE r2.row_id = e.row_id)"
-                f" AND {raw_sql}{cur_sql}"
+                f" AND {raw_sql}{range_sql}"
             )
-            params += list(patterns) + cur_params
+            params += list(patterns) + range_params
     else:
-        cur_sql, cur_params = _cursor_sql("e", cursor)
+        range_sql, range_params = _range_sql("e", plan.cursor, plan.lower)
         parts.append(
             "SELECT "
             + _COLUMNS.format(a="e", body="e.payload", raw="1")
             + " FROM entries e JOIN sessions s ON s.id = e.session_id"
-            f" WHERE {_SHOWN_ENTRY} AND {raw_sql}{scope_sql}{cur_sql}"
+            f" WHERE {_SHOWN_ENTRY} AND {raw_sql}{scope_sql}{range_sql}"
         )
-        params += list(patterns) + scope_params + cur_params
+        params += list(patterns) + scope_params + range_params
     if len(parts) == 1:
         alias = "r" if uses_projection(query) else "e"
-        sql = parts[0] + f" ORDER BY {alias}.created_at DESC, {alias}.row_id DESC LIMIT ?"
+        sql = parts[0] + f" ORDER BY {alias}.created_at DESC, {alias}.row_id DESC"
     else:
         sql = (
             "SELECT * FROM (" + " UNION ALL ".join(parts) + ") u"
-            " ORDER BY u.created_at DESC, u.row_id DESC LIMIT ?"
+            " ORDER BY u.created_at DESC, u.row_id DESC"
         )
-    params.append(size)
+    if plan.size is not None:
+        sql += " LIMIT ?"
+        params.append(plan.size)
     return sql, params
+
+
+def _scope_rows(tx: Tx, caller: Caller, scope: str, cap: int) -> int:
+    """How many search rows the scope holds, counted up to ``cap``."""
+    scope_sql, scope_params = _scope_sql(scope, caller)
+    row = tx.one(
+        "SELECT COUNT(*) FROM (SELECT 1 FROM search_rows r JOIN sessions s"
+        f" ON s.id = r.session_id WHERE TRUE{scope_sql} LIMIT ?) c",
+        [*scope_params, cap],
+    )
+    return int(row[0]) if row is not None else 0
+
+
+def _window_boundary(tx: Tx, window: int) -> tuple[Any, int] | None:
+    """The key of the ``window``-th newest search row, or ``None`` if there are fewer."""
+    row = tx.one(
+        "SELECT created_at, row_id FROM search_rows"
+        " ORDER BY created_at DESC, row_id DESC LIMIT 1 OFFSET ?",
+        (window - 1,),
+    )
+    return None if row is None else (row[0], int(row[1]))
 
 
 def _hit(db: Database, row: Row, query: str) -> Hit | None:
@@ -195,7 +236,7 @@ def search_messages(
 ) -> list[Hit]:
     """Messages whose shown text contains ``query`` (case-insensitive), newest first.
 
-    ``on_page`` runs after each candidate page is read; tests use it to interleave
+    ``on_page`` runs after each candidate query is read; tests use it to interleave
     a concurrent writer with one search.
     """
     check_scope(caller, scope)
@@ -203,27 +244,70 @@ def search_messages(
     if utf16_length(needle) < 2 or limit <= 0:
         return []
     limit = min(limit, MAX_LIMIT)
+    found = _Found(db, needle, limit)
     projected = uses_projection(needle)
-    hits: list[Hit] = []
-    accepted_raw = 0
-    cursor: tuple[Any, int] | None = None
     with db.snapshot() as tx:
-        while len(hits) < limit and accepted_raw < RAW_MATCH_CAP:
-            size = min(PAGE_SIZE, limit - len(hits)) if projected else PAGE_SIZE
-            sql, params = _page_query(db, caller, needle, scope, cursor, size)
-            rows = tx.all(sql, params)
-            for row in rows:
-                cursor = (row[1], int(row[0]))
-                hit = _hit(db, row, needle)
-                if hit is None:
-                    continue
-                hits.append(hit)
-                if row[5]:
-                    accepted_raw += 1
-                if len(hits) >= limit or accepted_raw >= RAW_MATCH_CAP:
-                    break
+        cursor: tuple[Any, int] | None = None
+        use_index = True
+        if projected:
+            first = _first_plan(tx, db, caller, scope)
+            use_index = first.use_index
+            if first.lower is not None:
+                # The probe: the newest rows by a plain range scan, cheap however common
+                # the query is; the trigram index then serves only what is older.
+                found.take(tx.all(*_page_query(db, caller, needle, scope, first)))
+                if on_page is not None:
+                    on_page()
+                cursor, use_index = first.lower, True
+        while not found.done:
+            size = min(PAGE_SIZE, limit - len(found.hits)) if projected else PAGE_SIZE
+            plan = _Plan(cursor=cursor, size=size, use_index=use_index)
+            rows = tx.all(*_page_query(db, caller, needle, scope, plan))
+            found.take(rows)
+            cursor = found.cursor
             if on_page is not None:
                 on_page()
             if len(rows) < size:
                 break
-    return hits
+    return found.hits
+
+
+def _first_plan(tx: Tx, db: Database, caller: Caller, scope: str) -> _Plan:
+    """How to start a projected search: scan a small scope outright, else probe the
+    newest ``PROBE_WINDOW`` rows before turning to the index."""
+    if db.dialect.small_scope_scan and _scope_rows(tx, caller, scope, SMALL_SCOPE + 1) <= (
+        SMALL_SCOPE
+    ):
+        return _Plan(use_index=False)
+    boundary = _window_boundary(tx, PROBE_WINDOW)
+    if boundary is None:
+        return _Plan(use_index=False)
+    return _Plan(lower=boundary, use_index=False)
+
+
+class _Found:
+    """Hits accepted so far, the cursor after the last candidate, and the caps."""
+
+    def __init__(self, db: Database, needle: str, limit: int) -> None:
+        self.db = db
+        self.needle = needle
+        self.limit = limit
+        self.hits: list[Hit] = []
+        self.accepted_raw = 0
+        self.cursor: tuple[Any, int] | None = None
+
+    @property
+    def done(self) -> bool:
+        return len(self.hits) >= self.limit or self.accepted_raw >= RAW_MATCH_CAP
+
+    def take(self, rows: list[Row]) -> None:
+        for row in rows:
+            if self.done:
+                return
+            self.cursor = (row[1], int(row[0]))
+            hit = _hit(self.db, row, self.needle)
+            if hit is None:
+                continue
+            self.hits.append(hit)
+            if row[5]:
+                self.accepted_raw += 1

@@ -29,12 +29,12 @@ class PostgresDialect(Dialect):
             raise TypeError("expected a timestamp")
         return (value - EPOCH) // timedelta(microseconds=1)
 
-    def text_candidates(self) -> tuple[str, str]:
-        # ILIKE folds case by the database's LC_CTYPE (Unicode under a UTF-8 locale)
-        # and is served by the pg_trgm GIN index.
+    def text_candidates(self, use_index: bool) -> tuple[str, str]:
+        # ILIKE folds case by the database's LC_CTYPE (Unicode under a UTF-8 locale);
+        # the planner serves it from the pg_trgm GIN index or a narrower range scan.
         return ("search_rows r", "r.text ILIKE ? ESCAPE '\\'")
 
-    def text_params(self, query: str) -> list[object]:
+    def text_params(self, query: str, use_index: bool) -> list[object]:
         return ["%" + like_escape(query) + "%"]
 
     def raw_match(self, column: str) -> str:
