@@ -28,7 +28,7 @@ PAGE_SIZE = 500
 RAW_MATCH_CAP = 500
 SNIPPET_RADIUS = 60
 #: newest rows a projected search scans before asking the trigram index
-PROBE_WINDOW = 1000
+PROBE_WINDOW = 400
 #: a scope with at most this many rows is scanned outright where the dialect prefers it
 SMALL_SCOPE = 5000
 
@@ -91,15 +91,19 @@ def _scope_sql(scope: str, caller: Caller) -> tuple[str, list[object]]:
 def _range_sql(
     alias: str, cursor: tuple[Any, int] | None, lower: tuple[Any, int] | None
 ) -> tuple[str, list[object]]:
-    """Keys strictly older than ``cursor`` and no older than ``lower``."""
+    """Keys strictly older than ``cursor`` and no older than ``lower``.
+
+    The plain ``created_at`` bound beside each row comparison is implied by it; it is
+    there because planners estimate a single column's range far better.
+    """
     sql = ""
     params: list[object] = []
     if cursor is not None:
-        sql += f" AND ({alias}.created_at, {alias}.row_id) < (?, ?)"
-        params += [cursor[0], cursor[1]]
+        sql += f" AND {alias}.created_at <= ? AND ({alias}.created_at, {alias}.row_id) < (?, ?)"
+        params += [cursor[0], cursor[0], cursor[1]]
     if lower is not None:
-        sql += f" AND ({alias}.created_at, {alias}.row_id) >= (?, ?)"
-        params += [lower[0], lower[1]]
+        sql += f" AND {alias}.created_at >= ? AND ({alias}.created_at, {alias}.row_id) >= (?, ?)"
+        params += [lower[0], lower[0], lower[1]]
     return sql, params
 
 
@@ -171,12 +175,15 @@ def _page_query(
 
 def _scope_rows(tx: Tx, caller: Caller, scope: str, cap: int) -> int:
     """How many search rows the scope holds, counted up to ``cap``."""
-    scope_sql, scope_params = _scope_sql(scope, caller)
-    row = tx.one(
-        "SELECT COUNT(*) FROM (SELECT 1 FROM search_rows r JOIN sessions s"
-        f" ON s.id = r.session_id WHERE TRUE{scope_sql} LIMIT ?) c",
-        [*scope_params, cap],
-    )
+    if scope == "instance":
+        row = tx.one("SELECT COUNT(*) FROM (SELECT 1 FROM search_rows LIMIT ?) c", (cap,))
+    else:
+        scope_sql, scope_params = _scope_sql(scope, caller)
+        row = tx.one(
+            "SELECT COUNT(*) FROM (SELECT 1 FROM search_rows r JOIN sessions s"
+            f" ON s.id = r.session_id WHERE TRUE{scope_sql} LIMIT ?) c",
+            [*scope_params, cap],
+        )
     return int(row[0]) if row is not None else 0
 
 
@@ -255,10 +262,14 @@ def search_messages(
             if first.lower is not None:
                 # The probe: the newest rows by a plain range scan, cheap however common
                 # the query is; the trigram index then serves only what is older.
-                found.take(tx.all(*_page_query(db, caller, needle, scope, first)))
+                size = limit
+                probe = _Plan(lower=first.lower, size=size, use_index=False)
+                rows = tx.all(*_page_query(db, caller, needle, scope, probe))
+                found.take(rows)
                 if on_page is not None:
                     on_page()
-                cursor, use_index = first.lower, True
+                cursor = first.lower if len(rows) < size else found.cursor
+                use_index = True
         while not found.done:
             size = min(PAGE_SIZE, limit - len(found.hits)) if projected else PAGE_SIZE
             plan = _Plan(cursor=cursor, size=size, use_index=use_index)
@@ -273,15 +284,18 @@ def search_messages(
 
 
 def _first_plan(tx: Tx, db: Database, caller: Caller, scope: str) -> _Plan:
-    """How to start a projected search: scan a small scope outright, else probe the
-    newest ``PROBE_WINDOW`` rows before turning to the index."""
-    if db.dialect.small_scope_scan and _scope_rows(tx, caller, scope, SMALL_SCOPE + 1) <= (
-        SMALL_SCOPE
-    ):
-        return _Plan(use_index=False)
+    """How to start a projected search.
+
+    A scope of at most ``SMALL_SCOPE`` rows goes straight to one query (scanned
+    outright where the dialect prefers that). A larger one first probes the newest
+    ``PROBE_WINDOW`` rows of the instance by range scan (``lower`` is the oldest key
+    of that window), so a common query never makes the index list every match.
+    """
+    if _scope_rows(tx, caller, scope, SMALL_SCOPE + 1) <= SMALL_SCOPE:
+        return _Plan(use_index=not db.dialect.small_scope_scan)
     boundary = _window_boundary(tx, PROBE_WINDOW)
     if boundary is None:
-        return _Plan(use_index=False)
+        return _Plan(use_index=not db.dialect.small_scope_scan)
     return _Plan(lower=boundary, use_index=False)
 
 

@@ -1,0 +1,355 @@
+"""Benchmark the conversation server: search latency with and without the trigram
+index, and append throughput with and without the projection.
+
+    .venv/bin/python bench/bench_server.py                 # full size (1M PG, 200k SQLite)
+    .venv/bin/python bench/bench_server.py --entries 50000 --sqlite-entries 20000
+
+PostgreSQL is a throwaway cluster started from the installed binaries (like the
+tests; fsync off). Bulk loading uses COPY, but every row's text and hash come from
+the same projection functions the journal uses. Never part of pytest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+from psycopg import sql
+
+from convodex.server import Caller, Database, append, create_session, open_database
+from convodex.server.db import now_micros
+from convodex.server.dialects.sqlite import SQLiteDatabase, SQLiteDialect
+from convodex.server.pgtest import TempPostgres
+from convodex.server.projection import parse_payload, payload_hash, row_text
+from convodex.server.search import search_messages
+
+RARE = "quetzalcoatlus"  # planted in ~1 entry in 10,000
+COMMON = "system"  # the most frequent vocabulary word
+MID = "harbor"  # planted in ~1 entry in 100
+SESSION_SIZE = 100
+START = 1_700_000_000_000_000
+
+
+def vocabulary(rng: random.Random, size: int = 4000) -> list[str]:
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    words = {"".join(rng.choice(letters) for _ in range(rng.randint(3, 9))) for _ in range(size)}
+    words -= {RARE, COMMON, MID}
+    return [COMMON, *sorted(words)]
+
+
+def corpus(
+    entries: int, accounts: int, seed: int = 7
+) -> Iterator[tuple[int, int, int, int, dict[str, Any]]]:
+    """``(account, session, seq, created_at, message)`` in session order."""
+    rng = random.Random(seed)
+    words = vocabulary(rng)
+    weights = [1 / (rank + 1) for rank in range(len(words))]
+    sessions = max(1, entries // SESSION_SIZE)
+    made = 0
+    for session in range(sessions):
+        account = session % accounts
+        base = START + rng.randrange(365 * 86_400_000_000)
+        count = SESSION_SIZE if session < sessions - 1 else entries - made
+        for seq in range(1, count + 1):
+            text_words = rng.choices(words, weights, k=rng.randint(8, 25))
+            if rng.random() < 0.0001:
+                text_words.insert(rng.randrange(len(text_words)), RARE)
+            if rng.random() < 0.01:
+                text_words.insert(rng.randrange(len(text_words)), MID)
+            text = " ".join(text_words)
+            kind = seq % 5
+            message: dict[str, Any]
+            if kind in (1, 3):
+                message = {"role": "user", "content": text}
+            elif kind == 2:
+                message = {
+                    "role": "assistant",
+                    "content": [
+                        {"type": "text", "text": text},
+                        {"type": "toolCall", "id": "c", "name": "bash", "arguments": {"cmd": "ls"}},
+                    ],
+                }
+            elif kind == 4:
+                message = {"role": "assistant", "content": [{"type": "text", "text": text}]}
+            else:
+                message = {"role": "toolResult", "toolCallId": "c", "content": text}
+            yield account, session, seq, base + seq * 1_000_000, message
+            made += 1
+
+
+def load_postgres(db: Database, url: str, entries: int, accounts: int) -> float:
+    """COPY the corpus in; returns seconds. Secondary indexes are rebuilt afterwards."""
+    started = time.perf_counter()
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("SET maintenance_work_mem = '1GB'")
+        indexes = conn.execute(
+            "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'public'"
+            " AND indexname IN ('search_rows_text_trgm', 'search_rows_recent',"
+            " 'search_rows_entry', 'entries_shown_recent', 'entries_unprojected',"
+            " 'sessions_owner')"
+        ).fetchall()
+        for name, _ in indexes:
+            conn.execute(sql.SQL("DROP INDEX {}").format(sql.Identifier(name)))
+        with conn.cursor() as cur:
+            with cur.copy(
+                "COPY accounts (id, name, is_admin, token_hash, created_at) FROM STDIN"
+            ) as copy:
+                for a in range(accounts):
+                    copy.write_row((f"acc{a}", f"user{a}", a == 0, f"h{a}", "2024-01-01"))
+            sessions = max(1, entries // SESSION_SIZE)
+            with cur.copy(
+                "COPY sessions (id, owner_id, kind, title, created_at, head_seq) FROM STDIN"
+            ) as copy:
+                for s in range(sessions):
+                    size = SESSION_SIZE if s < sessions - 1 else entries - SESSION_SIZE * s
+                    kind = "channel" if s % 10 == 9 else "personal"
+                    copy.write_row(
+                        (f"s{s}", f"acc{s % accounts}", kind, f"t{s}", "2024-01-01", size)
+                    )
+            cur.execute(
+                "CREATE UNLOGGED TABLE bench_texts (session_id TEXT, seq BIGINT, text TEXT)"
+            )
+            with (
+                psycopg.connect(url, autocommit=True) as conn2,
+                cur.copy(
+                    "COPY entries (session_id, seq, created_at, parent_seq, role, payload,"
+                    " payload_hash, meta, discarded, on_branch, projected) FROM STDIN"
+                ) as copy,
+                conn2.cursor() as cur2,
+                cur2.copy("COPY bench_texts (session_id, seq, text) FROM STDIN") as copy2,
+            ):
+                for _, session, seq, created, message in corpus(entries, accounts):
+                    text, decoded = parse_payload(message)
+                    sid = f"s{session}"
+                    stamp = db.dialect.ts_param(created)
+                    copy.write_row(
+                        (
+                            sid,
+                            seq,
+                            stamp,
+                            seq - 1 or None,
+                            decoded["role"],
+                            text,
+                            payload_hash(text),
+                            False,
+                            False,
+                            True,
+                            True,
+                        )
+                    )
+                    shown = row_text(decoded, meta=False, discarded=False)
+                    if shown is not None:
+                        copy2.write_row((sid, seq, shown))
+            cur.execute(
+                "INSERT INTO search_rows (row_id, session_id, seq, created_at, text)"
+                " SELECT e.row_id, e.session_id, e.seq, e.created_at, t.text"
+                " FROM bench_texts t JOIN entries e"
+                " ON e.session_id = t.session_id AND e.seq = t.seq"
+            )
+            cur.execute("DROP TABLE bench_texts")
+        for _, definition in indexes:
+            conn.execute(definition)
+        conn.execute("VACUUM ANALYZE")
+    return time.perf_counter() - started
+
+
+def load_sqlite(db: SQLiteDatabase, entries: int, accounts: int) -> float:
+    started = time.perf_counter()
+    sessions = max(1, entries // SESSION_SIZE)
+    with db.write() as tx:
+        for a in range(accounts):
+            tx.run(
+                "INSERT INTO accounts (id, name, is_admin, token_hash, created_at)"
+                " VALUES (?, ?, ?, ?, 0)",
+                (f"acc{a}", f"user{a}", a == 0, f"h{a}"),
+            )
+        for s in range(sessions):
+            size = SESSION_SIZE if s < sessions - 1 else entries - SESSION_SIZE * s
+            kind = "channel" if s % 10 == 9 else "personal"
+            tx.run(
+                "INSERT INTO sessions (id, owner_id, kind, title, created_at, head_seq)"
+                " VALUES (?, ?, ?, ?, 0, ?)",
+                (f"s{s}", f"acc{s % accounts}", kind, f"t{s}", size),
+            )
+        for _, session, seq, created, message in corpus(entries, accounts):
+            text, decoded = parse_payload(message)
+            sid = f"s{session}"
+            row = tx.one(
+                "INSERT INTO entries (session_id, seq, created_at, parent_seq, role, payload,"
+                " payload_hash, on_branch, projected) VALUES (?, ?, ?, ?, ?, ?, ?, TRUE, TRUE)"
+                " RETURNING row_id",
+                (sid, seq, created, seq - 1 or None, decoded["role"], text, payload_hash(text)),
+            )
+            shown = row_text(decoded, meta=False, discarded=False)
+            if shown is not None and row is not None:
+                tx.run(
+                    "INSERT INTO search_rows (row_id, session_id, seq, created_at, text)"
+                    " VALUES (?, ?, ?, ?, ?)",
+                    (row[0], sid, seq, created, shown),
+                )
+    with db.write() as tx:
+        tx.run("ANALYZE")
+    return time.perf_counter() - started
+
+
+def percentiles(samples: list[float]) -> tuple[float, float]:
+    ordered = sorted(samples)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return statistics.median(ordered), p95
+
+
+def time_queries(
+    db: Database, repeat: int, label: str
+) -> dict[tuple[str, str], tuple[float, float, int]]:
+    admin = Caller("acc0", "user0", True)
+    member = Caller("acc1", "user1", False)
+    results: dict[tuple[str, str], tuple[float, float, int]] = {}
+    for query in (RARE, MID, COMMON):
+        for scope, caller in (("account", member), ("instance", admin)):
+            search_messages(db, caller, query, 50, scope)  # warm
+            samples = []
+            hits = 0
+            for _ in range(repeat):
+                began = time.perf_counter()
+                hits = len(search_messages(db, caller, query, 50, scope))
+                samples.append((time.perf_counter() - began) * 1000)
+            p50, p95 = percentiles(samples)
+            results[(query, scope)] = (p50, p95, hits)
+    return results
+
+
+def print_latency(
+    title: str,
+    indexed: dict[tuple[str, str], tuple[float, float, int]],
+    scanned: dict[tuple[str, str], tuple[float, float, int]],
+) -> None:
+    print(f"\n{title}: search latency, limit 50 (ms)")
+    print(
+        f"{'query':<16}{'scope':<10}{'hits':>5}{'p50':>9}{'p95':>9}"
+        f"{'p50 no idx':>12}{'p95 no idx':>12}{'p50 ratio':>11}"
+    )
+    for key, (p50, p95, hits) in indexed.items():
+        s50, s95, _ = scanned[key]
+        print(
+            f"{key[0]:<16}{key[1]:<10}{hits:>5}{p50:>9.2f}{p95:>9.2f}"
+            f"{s50:>12.2f}{s95:>12.2f}{s50 / p50:>10.1f}x"
+        )
+
+
+def journal_only_append(db: Database, session_id: str, message: dict[str, Any]) -> int:
+    """The journal half of :func:`append` with no projection: the ratio's baseline."""
+    text, decoded = parse_payload(message)
+    with db.write() as tx:
+        row = tx.one(
+            "SELECT head_seq FROM sessions WHERE id = ?" + tx.dialect.for_update, (session_id,)
+        )
+        assert row is not None
+        top = tx.one("SELECT MAX(seq) FROM entries WHERE session_id = ?", (session_id,))
+        seq = int(top[0]) + 1 if top is not None and top[0] is not None else 1
+        tx.run(
+            "INSERT INTO entries (session_id, seq, created_at, parent_seq, role, payload,"
+            " payload_hash, meta, discarded, on_branch, projected)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, FALSE, FALSE, TRUE, FALSE)",
+            (
+                session_id,
+                seq,
+                tx.ts(now_micros()),
+                row[0],
+                decoded["role"],
+                text,
+                payload_hash(text),
+            ),
+        )
+        tx.run("UPDATE sessions SET head_seq = ? WHERE id = ?", (seq, session_id))
+    return seq
+
+
+def append_rates(db: Database, count: int) -> tuple[float, float]:
+    """Appends per second: with projection (journal API), then journal only."""
+    messages = [m for *_, m in corpus(count, 1, seed=99)]
+
+    def run(fn: Callable[[Database, str, dict[str, Any]], int]) -> float:
+        sid = create_session(db, "acc1", title="append bench")
+        began = time.perf_counter()
+        for message in messages:
+            fn(db, sid, message)
+        return count / (time.perf_counter() - began)
+
+    with_projection = run(lambda d, s, m: append(d, s, m))
+    journal_only = run(journal_only_append)
+    return with_projection, journal_only
+
+
+def print_appends(title: str, rates: tuple[float, float]) -> None:
+    projected, journal_only = rates
+    print(f"\n{title}: appends, one transaction each")
+    print(
+        f"  with projection {projected:>9.0f}/s   journal only {journal_only:>9.0f}/s"
+        f"   cost ratio {journal_only / projected:.2f}x"
+    )
+
+
+def bench_postgres(args: argparse.Namespace) -> None:
+    with TempPostgres(settings={"shared_buffers": "1GB", "work_mem": "32MB"}) as pg:
+        url = pg.create_database("bench")
+        with open_database(url, pool_size=2) as db:
+            db.migrate()
+            seconds = load_postgres(db, url, args.entries, args.accounts)
+            print(
+                f"PostgreSQL: loaded {args.entries:,} entries across {args.accounts:,} "
+                f"accounts in {seconds:.0f}s"
+            )
+            indexed = time_queries(db, args.repeat, "indexed")
+            with psycopg.connect(url, autocommit=True) as conn:
+                conn.execute("DROP INDEX search_rows_text_trgm")
+            scanned = time_queries(db, max(3, args.repeat // 4), "no index")
+            print_latency("PostgreSQL", indexed, scanned)
+            print_appends("PostgreSQL", append_rates(db, args.appends))
+
+
+def bench_sqlite(args: argparse.Namespace) -> None:
+    with tempfile.TemporaryDirectory(prefix="cdxbench-") as tmp:
+        path = Path(tmp) / "server.sqlite"
+        with SQLiteDatabase(path) as db:
+            db.migrate()
+            seconds = load_sqlite(db, args.sqlite_entries, args.accounts)
+            print(
+                f"\nSQLite: loaded {args.sqlite_entries:,} entries across {args.accounts:,} "
+                f"accounts in {seconds:.0f}s"
+            )
+            indexed = time_queries(db, args.repeat, "indexed")
+        with SQLiteDatabase(path) as scan_db:
+            scan_db.dialect = SQLiteDialect(trigram_index=False)
+            scanned = time_queries(scan_db, max(3, args.repeat // 4), "no index")
+        print_latency("SQLite", indexed, scanned)
+        with SQLiteDatabase(path) as db:
+            print_appends("SQLite", append_rates(db, args.appends))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--entries", type=int, default=1_000_000, help="PostgreSQL entries")
+    parser.add_argument("--sqlite-entries", type=int, default=200_000)
+    parser.add_argument("--accounts", type=int, default=1_000)
+    parser.add_argument("--appends", type=int, default=2_000)
+    parser.add_argument("--repeat", type=int, default=20, help="timed runs per query")
+    parser.add_argument("--skip-postgres", action="store_true")
+    parser.add_argument("--skip-sqlite", action="store_true")
+    args = parser.parse_args(argv)
+    if not args.skip_postgres:
+        bench_postgres(args)
+    if not args.skip_sqlite:
+        bench_sqlite(args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
