@@ -11,8 +11,9 @@ import click
 import msgspec
 
 from convodex import config
+from convodex.catalog.batches import IndexStats
 from convodex.catalog.db import Catalog, open_catalog
-from convodex.catalog.indexer import Indexer, IndexStats
+from convodex.catalog.indexer import Indexer
 from convodex.catalog.search import Searcher, progress
 from convodex.cli_server import server
 from convodex.errors import ConvodexError

@@ -133,7 +133,8 @@ def _check_tokenizer(db: sqlite3.Connection) -> None:
     try:
         if row is not None:
             db.execute("DELETE FROM documents")
-            db.execute("DELETE FROM messages")
+            db.execute("DELETE FROM outputs")
+            db.execute("DELETE FROM message_spans")
             db.execute(
                 "UPDATE sources SET pending = 1, byte_offset = 0, message_count = 0, "
                 "signature = NULL"
@@ -157,6 +158,7 @@ def open_catalog(cache_dir: str | os.PathLike[str] | None = None) -> Catalog:
         old_umask = os.umask(0o077)
         try:
             db = connect(str(path))
+            db.execute("PRAGMA auto_vacuum = INCREMENTAL")  # takes effect on a new file only
             db.execute("PRAGMA journal_mode = WAL")
             db.execute("PRAGMA synchronous = NORMAL")
             migrate(db)

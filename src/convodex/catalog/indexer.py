@@ -8,144 +8,86 @@ inode) rebuilds that source. Only a completed scan removes vanished sources.
 
 from __future__ import annotations
 
-import hashlib
+import multiprocessing
 import os
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from convodex.catalog import spans
+from convodex.catalog.batches import (
+    Batch,
+    IndexStats,
+    PendingSource,
+    SourceReader,
+    read_whole_source,
+    source_rowid_range,
+)
 from convodex.catalog.db import Catalog
-from convodex.errors import SourceError
 from convodex.hints import HintQueue
-from convodex.sources.base import Budget, ReadResult, SourceMessage
-from convodex.sources.discover import FORMATS, FileStat, format_of, scan
+from convodex.sources.base import Budget
+from convodex.sources.discover import FORMATS, format_of, scan
 from convodex.sqlite import sqlite3
-from convodex.text.documents import KINDS, Document
-from convodex.text.tokens import cjk_run_tails, tokenize
 
-SOURCE_SHIFT = 32
-MESSAGE_SHIFT = 10
-PART_LIMIT = 1 << MESSAGE_SHIFT
-MESSAGE_LIMIT = 1 << (SOURCE_SHIFT - MESSAGE_SHIFT)
-FLUSH_BYTES = 8 * 1024 * 1024
-SIGNATURE_WINDOW = 4096
-# A private-use mark: "the last character of a CJK run" (see text.tokens.cjk_run_tails).
-TAIL_MARK = "\ue000"
-
-_INSERT_DOC = (
-    "INSERT INTO documents(rowid, user_text, assistant_text, tool_input, tool_output, tool_error) "
-    "VALUES (?, ?, ?, ?, ?, ?)"
-)
-_INSERT_MESSAGE = (
-    "INSERT OR REPLACE INTO messages(source_id, message_index, byte_offset, byte_length) "
-    "VALUES (?, ?, ?, ?)"
-)
-_KIND_SLOT = {kind: i for i, kind in enumerate(KINDS)}
-
-
-def doc_rowid(source_id: int, message_index: int, part: int) -> int:
-    return (source_id << SOURCE_SHIFT) | (message_index << MESSAGE_SHIFT) | part
-
-
-def split_rowid(rowid: int) -> tuple[int, int, int]:
-    return (
-        rowid >> SOURCE_SHIFT,
-        (rowid >> MESSAGE_SHIFT) & (MESSAGE_LIMIT - 1),
-        rowid & (PART_LIMIT - 1),
-    )
-
-
-def source_rowid_range(source_id: int) -> tuple[int, int]:
-    return source_id << SOURCE_SHIFT, ((source_id + 1) << SOURCE_SHIFT) - 1
-
-
-def projection_text(text: str) -> str:
-    """What FTS5 receives for a document: tokens, never a copy of the text.
-
-    The table is contentless, so nothing given here is stored except its tokens.
-    Pure-ASCII text goes in as is: the FTS5 ``ascii`` tokenizer (``_`` as a token
-    character) splits and lower-cases it exactly like tokenizer v1. Anything else is
-    tokenized here, with a marked tail for every CJK run (single-character search).
-    """
-    if text.isascii():
-        return text
-    tokens = tokenize(text)
-    tails = cjk_run_tails(text)
-    if tails:
-        tokens.extend(TAIL_MARK + t for t in tails)
-    return " ".join(tokens)
-
-
-def signature(path: str | os.PathLike[str], offset: int) -> bytes:
-    """Fingerprint of the bytes before ``offset``: its first and last 4 KiB and its length.
-
-    Cheap enough to check on every append without rereading the indexed prefix.
-    """
-    digest = hashlib.blake2b(offset.to_bytes(8, "little"), digest_size=16)
-    with open(path, "rb") as handle:
-        digest.update(handle.read(min(offset, SIGNATURE_WINDOW)))
-        start = max(0, offset - SIGNATURE_WINDOW)
-        handle.seek(start)
-        digest.update(handle.read(offset - start))
-    return digest.digest()
-
-
-@dataclass
-class IndexStats:
-    """What one indexing run did; no content, only counts (safe to print)."""
-
-    roots: int = 0
-    sources: int = 0
-    indexed: int = 0
-    appended: int = 0
-    rebuilt: int = 0
-    failed: int = 0
-    missing: int = 0
-    removed: int = 0
-    messages: int = 0
-    documents: int = 0
-    line_errors: int = 0
-    bytes_read: int = 0
-    seconds: float = 0.0
-    errors: dict[str, int] = field(default_factory=dict)
-
-    def as_json(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["bytesRead"] = out.pop("bytes_read")
-        out["lineErrors"] = out.pop("line_errors")
-        out["seconds"] = round(self.seconds, 3)
-        return out
-
+COMMIT_BYTES = 8 * 1024 * 1024
+# A helper process pays for itself only on bulk work; small sources travel whole.
+HELPER_MIN_BYTES = 24 * 1024 * 1024
+HELPER_MAX_SOURCE_BYTES = 16 * 1024 * 1024
 
 Progress = Callable[[int, int], None]
 """Called with (bytes done, bytes total) as indexing advances."""
 
+_PENDING_COLUMNS = "id, path, format, byte_offset, message_count, inode, signature"
+_INSERT_DOCUMENTS = "INSERT INTO documents(rowid, tokens) VALUES (?, ?)"
+_INSERT_OUTPUTS = "INSERT INTO outputs(rowid, tokens) VALUES (?, ?)"
+_UPDATE_CHECKPOINT = (
+    "UPDATE sources SET byte_offset = ?, message_count = ?, size = ?, mtime_ns = ?, "
+    "inode = ?, signature = ?, pending = ?, health = 'ok', error_class = ?, "
+    "line_errors = CASE WHEN ? THEN ? ELSE line_errors + ? END, "
+    "last_activity_at = COALESCE(?, last_activity_at, ?), "
+    "indexed_at = CAST(unixepoch('subsec') * 1000 AS INTEGER) WHERE id = ?"
+)
+_MARK_FAILED = (
+    "UPDATE sources SET health = ?, error_class = ?, pending = 0, byte_offset = 0, "
+    "message_count = 0, signature = NULL, size = ?, mtime_ns = ?, inode = ? WHERE id = ?"
+)
 
-@dataclass(slots=True)
-class _Source:
-    id: int
-    path: str
-    format: str
-    byte_offset: int
-    message_count: int
-    inode: int | None
-    signature: bytes | None
+
+def delete_source_rows(db: sqlite3.Connection, source_id: int) -> None:
+    low, high = source_rowid_range(source_id)
+    db.execute("DELETE FROM documents WHERE rowid BETWEEN ? AND ?", (low, high))
+    db.execute("DELETE FROM outputs WHERE rowid BETWEEN ? AND ?", (low, high))
+    db.execute("DELETE FROM message_spans WHERE source_id = ?", (source_id,))
+
+
+def apply_batch(db: sqlite3.Connection, batch: Batch) -> None:
+    if batch.wipe:
+        delete_source_rows(db, batch.source_id)
+    if batch.failure is not None:
+        db.execute(_MARK_FAILED, batch.failure)
+        return
+    db.executemany(_INSERT_DOCUMENTS, batch.documents)
+    db.executemany(_INSERT_OUTPUTS, batch.outputs)
+    spans.insert(db, batch.source_id, batch.first_index, batch.locations)
+    if batch.checkpoint is not None:
+        db.execute(_UPDATE_CHECKPOINT, batch.checkpoint)
 
 
 class Indexer:
-    """Brings the catalog up to date with roots; one source at a time."""
+    """Brings the catalog up to date with roots, one source at a time."""
 
     def __init__(
         self,
         catalog: Catalog,
         budget: Budget | None = None,
         hints: HintQueue | None = None,
+        helper_process: bool = True,
     ) -> None:
         self.catalog = catalog
         self.budget = budget or Budget.from_env()
         self.hints = hints
+        self.helper_process = helper_process
         self.stats = IndexStats()
 
     # -- scanning -------------------------------------------------------------------
@@ -217,7 +159,7 @@ class Indexer:
                 )
             ]
             for source_id in gone:
-                self._delete_rows(db, source_id)
+                delete_source_rows(db, source_id)
                 db.execute("DELETE FROM sources WHERE id = ?", (source_id,))
             db.execute(
                 "UPDATE roots SET completed_generation = ?, "
@@ -250,58 +192,90 @@ class Indexer:
         self.stats.seconds += time.perf_counter() - started
         return self.stats
 
-    def pending_sources(self, root_ids: list[int] | None = None) -> list[_Source]:
-        sql = (
-            "SELECT id, path, format, byte_offset, message_count, inode, signature "
-            "FROM sources WHERE pending = 1"
-        )
+    def pending_sources(self, root_ids: list[int] | None = None) -> list[PendingSource]:
+        sql = f"SELECT {_PENDING_COLUMNS} FROM sources WHERE pending = 1"
         params: list[Any] = []
         if root_ids is not None:
             sql += f" AND root_id IN ({', '.join('?' for _ in root_ids)})"
             params.extend(root_ids)
         sql += " ORDER BY id"
-        return [_Source(*row) for row in self.catalog.db.execute(sql, params)]
+        return [PendingSource(*row) for row in self.catalog.db.execute(sql, params)]
 
     def index_pending(
         self, root_ids: list[int] | None = None, progress: Progress | None = None
     ) -> None:
-        sources = self.pending_sources(root_ids)
-        sizes = []
-        for src in sources:
-            try:
-                sizes.append(max(0, os.stat(src.path).st_size - src.byte_offset))
-            except OSError:
-                sizes.append(0)
-        total = sum(sizes)
-        done = 0
+        self.index_sources(self.pending_sources(root_ids), progress)
+
+    def index_sources(self, sources: list[PendingSource], progress: Progress | None = None) -> None:
+        """Read the sources and commit their rows in groups of about 8 MiB."""
+        sizes = {src.id: _new_bytes(src) for src in sources}
+        total, done = sum(sizes.values()), 0
         if progress:
             progress(0, total)
-        for src, size in zip(sources, sizes, strict=True):
-            self.index_source(src)
-            done += size
+        group: list[Batch] = []
+        group_bytes = 0
+        for src_id, batches in self._read(sources, total, sizes):
+            for batch in batches:
+                group.append(batch)
+                group_bytes += batch.size
+                if group_bytes >= COMMIT_BYTES:
+                    self._commit(group)
+                    group, group_bytes = [], 0
+            done += sizes[src_id]
             if progress:
                 progress(done, total)
+        if group:
+            self._commit(group)
+
+    def _read(
+        self, sources: list[PendingSource], total: int, sizes: dict[int, int]
+    ) -> Iterator[tuple[int, Iterable[Batch]]]:
+        """Batches per source: small ones from a helper process on bulk runs."""
+        reader = SourceReader(self.budget)
+        small = [s for s in sources if sizes[s.id] <= HELPER_MAX_SOURCE_BYTES]
+        if self.helper_process and total >= HELPER_MIN_BYTES and len(small) > 1:
+            context = multiprocessing.get_context("spawn")
+            with context.Pool(1) as pool:
+                jobs = ((src, self.budget) for src in small)
+                for src, (batches, stats) in zip(
+                    small, pool.imap(read_whole_source, jobs, chunksize=4), strict=True
+                ):
+                    self.stats.add(stats)
+                    yield src.id, batches
+            sources = [s for s in sources if sizes[s.id] > HELPER_MAX_SOURCE_BYTES]
+        for src in sources:
+            yield src.id, reader.batches(src)
+        self.stats.add(reader.stats)
+
+    def _commit(self, group: list[Batch]) -> None:
+        with self.catalog.transaction() as db:
+            for batch in group:
+                apply_batch(db, batch)
+            self.catalog.bump_revision(db)
+
+    def index_source(self, src: PendingSource) -> None:
+        """Bring one source up to date; failures are recorded, never raised."""
+        self.index_sources([src])
 
     def apply_hints(self) -> int:
         """Index the sources the writer hinted at; returns how many were indexed."""
         if self.hints is None:
             return 0
-        count = 0
+        sources = []
         for path in self.hints.drain():
-            row = self.catalog.db.execute(
-                "SELECT id, path, format, byte_offset, message_count, inode, signature "
-                "FROM sources WHERE path = ?",
-                (str(path),),
-            ).fetchone()
-            if row is None:
-                row = self._register_hinted(path)
-                if row is None:
-                    continue
-            self.index_source(_Source(*row))
-            count += 1
-        return count
+            src = self.source_by_path(path) or self._register_hinted(path)
+            if src is not None:
+                sources.append(src)
+        self.index_sources(sources)
+        return len(sources)
 
-    def _register_hinted(self, path: Path) -> tuple[Any, ...] | None:
+    def source_by_path(self, path: str | os.PathLike[str]) -> PendingSource | None:
+        row = self.catalog.db.execute(
+            f"SELECT {_PENDING_COLUMNS} FROM sources WHERE path = ?", (os.fspath(path),)
+        ).fetchone()
+        return None if row is None else PendingSource(*row)
+
+    def _register_hinted(self, path: Path) -> PendingSource | None:
         """A hinted file under a known root that no scan has seen yet."""
         fmt = format_of(path.name)
         if fmt is None or not path.is_file():
@@ -317,187 +291,11 @@ class Indexer:
                 "archived, pending, health) VALUES (?, ?, ?, ?, ?, ?, 1, 'ok')",
                 (str(path), owner, fmt, info.session_id, int(info.subagent), int(info.archived)),
             )
-            row = db.execute(
-                "SELECT id, path, format, byte_offset, message_count, inode, signature "
-                "FROM sources WHERE path = ?",
-                (str(path),),
-            ).fetchone()
-        return tuple(row) if row is not None else None
-
-    def index_source(self, src: _Source) -> None:
-        """Bring one source up to date; failures are recorded, never raised."""
-        path = Path(src.path)
-        try:
-            st = FileStat.of(path)
-        except FileNotFoundError:
-            self._mark(src.id, "missing", None, None)
-            self.stats.missing += 1
-            return
-        except OSError as exc:
-            self._mark(src.id, "failed", type(exc).__name__, None)
-            self._count_failure(type(exc).__name__)
-            return
-        rebuild = (
-            src.byte_offset == 0
-            or src.inode != st.inode
-            or st.size < src.byte_offset
-            or src.signature != _safe_signature(path, src.byte_offset)
-        )
-        try:
-            self._read(src, path, st, rebuild)
-        except (SourceError, OSError, UnicodeError, ValueError, RecursionError, MemoryError) as exc:
-            self._mark(src.id, "failed", type(exc).__name__, st)
-            self._count_failure(type(exc).__name__)
-            return
-        self.stats.indexed += 1
-        if rebuild:
-            self.stats.rebuilt += 1
-        else:
-            self.stats.appended += 1
-
-    def _read(self, src: _Source, path: Path, st: FileStat, rebuild: bool) -> None:
-        fmt = FORMATS[src.format]
-        start = ReadResult(0, 0) if rebuild else ReadResult(src.byte_offset, src.message_count)
-        result = ReadResult(start.end_offset, start.next_index)
-        docs: list[tuple[Any, ...]] = []
-        locations: list[tuple[int, int, int, int]] = []
-        last_activity: int | None = None
-        pending_bytes = 0
-        first = True
-        errors_seen = 0
-        for message in fmt.read(path, result, self.budget):
-            if message.index >= MESSAGE_LIMIT:
-                raise SourceError(str(path), "too many messages in one session")
-            locations.append((src.id, message.index, message.offset, message.length))
-            docs.extend(self._rows(src.id, message))
-            if message.created_at is not None:
-                last_activity = max(last_activity or 0, message.created_at)
-            pending_bytes += message.length
-            if pending_bytes >= FLUSH_BYTES:
-                errors_seen = self._flush(
-                    src,
-                    path,
-                    st,
-                    result,
-                    docs,
-                    locations,
-                    rebuild and first,
-                    False,
-                    last_activity,
-                    errors_seen,
-                )
-                docs, locations, pending_bytes, first = [], [], 0, False
-        self._flush(
-            src,
-            path,
-            st,
-            result,
-            docs,
-            locations,
-            rebuild and first,
-            True,
-            last_activity,
-            errors_seen,
-        )
-        self.stats.bytes_read += result.bytes_read
-
-    def _rows(self, source_id: int, message: SourceMessage) -> list[tuple[Any, ...]]:
-        rows = []
-        for doc in message.documents:
-            if doc.part >= PART_LIMIT:
-                continue
-            rows.append(_doc_row(doc_rowid(source_id, message.index, doc.part), doc))
-        return rows
-
-    def _flush(
-        self,
-        src: _Source,
-        path: Path,
-        st: FileStat,
-        result: ReadResult,
-        docs: list[tuple[Any, ...]],
-        locations: list[tuple[int, int, int, int]],
-        wipe: bool,
-        final: bool,
-        last_activity: int | None,
-        errors_seen: int,
-    ) -> int:
-        sig = signature(path, result.end_offset)
-        new_errors = len(result.errors) - errors_seen
-        with self.catalog.transaction() as db:
-            if wipe:
-                self._delete_rows(db, src.id)
-            db.executemany(_INSERT_DOC, docs)
-            db.executemany(_INSERT_MESSAGE, locations)
-            db.execute(
-                "UPDATE sources SET byte_offset = ?, message_count = ?, size = ?, mtime_ns = ?, "
-                "inode = ?, signature = ?, pending = ?, health = 'ok', error_class = ?, "
-                "line_errors = CASE WHEN ? THEN ? ELSE line_errors + ? END, "
-                "last_activity_at = COALESCE(?, last_activity_at, ?), "
-                "indexed_at = CAST(unixepoch('subsec') * 1000 AS INTEGER) WHERE id = ?",
-                (
-                    result.end_offset,
-                    result.next_index,
-                    st.size,
-                    st.mtime_ns,
-                    st.inode,
-                    sig,
-                    0 if final else 1,
-                    result.errors[-1].error_class if result.errors else None,
-                    wipe,
-                    new_errors,
-                    new_errors,
-                    last_activity,
-                    st.mtime_ns // 1_000_000,
-                    src.id,
-                ),
-            )
-            self.catalog.bump_revision(db)
-        self.stats.messages += len(locations)
-        self.stats.documents += len(docs)
-        self.stats.line_errors += new_errors
-        return len(result.errors)
-
-    def _mark(
-        self, source_id: int, health: str, error_class: str | None, st: FileStat | None
-    ) -> None:
-        """A failed or missing source keeps no rows: no fallback to an older checkpoint."""
-        with self.catalog.transaction() as db:
-            self._delete_rows(db, source_id)
-            db.execute(
-                "UPDATE sources SET health = ?, error_class = ?, pending = 0, byte_offset = 0, "
-                "message_count = 0, signature = NULL, size = ?, mtime_ns = ?, inode = ? "
-                "WHERE id = ?",
-                (
-                    health,
-                    error_class,
-                    st.size if st else None,
-                    st.mtime_ns if st else None,
-                    st.inode if st else None,
-                    source_id,
-                ),
-            )
-            self.catalog.bump_revision(db)
-
-    def _count_failure(self, error_class: str) -> None:
-        self.stats.failed += 1
-        self.stats.errors[error_class] = self.stats.errors.get(error_class, 0) + 1
-
-    @staticmethod
-    def _delete_rows(db: sqlite3.Connection, source_id: int) -> None:
-        low, high = source_rowid_range(source_id)
-        db.execute("DELETE FROM documents WHERE rowid BETWEEN ? AND ?", (low, high))
-        db.execute("DELETE FROM messages WHERE source_id = ?", (source_id,))
+        return self.source_by_path(path)
 
 
-def _doc_row(rowid: int, doc: Document) -> tuple[Any, ...]:
-    row: list[Any] = [rowid, None, None, None, None, None]
-    row[1 + _KIND_SLOT[doc.kind]] = projection_text(doc.text)
-    return tuple(row)
-
-
-def _safe_signature(path: Path, offset: int) -> bytes | None:
+def _new_bytes(src: PendingSource) -> int:
     try:
-        return signature(path, offset)
+        return max(0, os.stat(src.path).st_size - src.byte_offset)
     except OSError:
-        return None
+        return 0

@@ -78,22 +78,38 @@ def m001_initial(db: sqlite3.Connection) -> None:
         );
         CREATE INDEX sources_root ON sources(root_id);
         CREATE INDEX sources_pending ON sources(pending) WHERE pending = 1;
-        -- Where each displayed message's record lives, for snippets and context.
-        CREATE TABLE messages (
+        -- Where each displayed message's record lives, for snippets and context:
+        -- byte offsets and lengths packed per indexing batch (two little-endian u64
+        -- per message), a few bytes a message instead of a row each.
+        CREATE TABLE message_spans (
             source_id INTEGER NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
-            message_index INTEGER NOT NULL,
-            byte_offset INTEGER NOT NULL,
-            byte_length INTEGER NOT NULL,
-            PRIMARY KEY (source_id, message_index)
+            first_index INTEGER NOT NULL,
+            count INTEGER NOT NULL,
+            spans BLOB NOT NULL,
+            PRIMARY KEY (source_id, first_index)
         ) WITHOUT ROWID;
         -- Contentless: FTS5 keeps only the inverted index of tokens, never text.
-        -- rowid = source_id << 32 | message_index << 10 | part_index, so the tie
-        -- order (source, message, part) is rowid order. One column per kind lets the
-        -- kinds filter run inside the MATCH.
+        -- rowid = source_id << 39 | message_index << 13 | part_index << 3 | kind, so
+        -- the tie order (source, message, part) is rowid order and the kind is known
+        -- without a join. User, assistant, tool-input and tool-error documents:
         CREATE VIRTUAL TABLE documents USING fts5(
-            user_text, assistant_text, tool_input, tool_output, tool_error,
-            content='', contentless_delete=1,
+            tokens,
+            content='', contentless_delete=1, detail=full,
             tokenize="ascii tokenchars '_'"
         );
-        """
+        -- Tool output, the bulk of most histories and outside the default kinds, is
+        -- kept apart so default searches never touch it, and without positions
+        -- (detail=none), which keeps the catalog small and indexing fast. The price:
+        -- no BM25 within tool output (every match scores 0 and follows the ranked
+        -- kinds in tie order) and CJK runs match as required bigrams, not phrases.
+        CREATE VIRTUAL TABLE outputs USING fts5(
+            tokens,
+            content='', contentless_delete=1, detail=none,
+            tokenize="ascii tokenchars '_'"
+        );
+        -- A larger pending-terms hash means fewer, larger segments: faster bulk
+        -- indexing and a smaller file.
+        INSERT INTO documents(documents, rank) VALUES ('hashsize', 16777216);
+        INSERT INTO outputs(outputs, rank) VALUES ('hashsize', 16777216);
+        """,
     )

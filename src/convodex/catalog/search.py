@@ -18,13 +18,14 @@ from typing import Any
 import msgspec
 
 from convodex import config
+from convodex.catalog import spans
+from convodex.catalog.batches import KIND_BITS, SOURCE_SHIFT, TAIL_MARK, split_rowid
 from convodex.catalog.db import Catalog
-from convodex.catalog.indexer import TAIL_MARK, split_rowid
 from convodex.errors import QueryError
 from convodex.sources.base import SessionInfo, SourceMessage
 from convodex.sources.discover import FORMATS, FileStat
 from convodex.sqlite import sqlite3
-from convodex.text.documents import Document, Kind, parse_kinds
+from convodex.text.documents import KINDS, Document, Kind, parse_kinds
 from convodex.text.snippet import head, window
 from convodex.text.tokens import QueryTerm, iter_tokens, parse_query
 
@@ -60,17 +61,22 @@ class _SourceRow:
     messages: dict[int, SourceMessage | None] = field(default_factory=dict)
 
 
-def match_expression(terms: list[QueryTerm], kinds: tuple[Kind, ...]) -> str:
-    """The FTS5 MATCH text: every term required, restricted to the kinds' columns."""
+def match_expression(terms: list[QueryTerm], phrases: bool = True) -> str:
+    """The FTS5 MATCH text: every term required.
+
+    A CJK run is a phrase of its bigrams where positions are kept; tool output keeps
+    no positions (detail=none), so there its bigrams are simply all required.
+    """
     parts = []
     for term in terms:
         if term.single_cjk:
             ch = term.tokens[0]
             parts.append(f'("{ch}"* OR "{TAIL_MARK}{ch}")')
+        elif phrases:
+            parts.append('"' + " ".join(term.tokens).replace('"', '""') + '"')
         else:
-            phrase = " ".join(term.tokens).replace('"', '""')
-            parts.append(f'"{phrase}"')
-    return "{" + " ".join(kinds) + "} : (" + " AND ".join(parts) + ")"
+            parts.extend('"' + tok.replace('"', '""') + '"' for tok in term.tokens)
+    return " AND ".join(parts)
 
 
 def progress(catalog: Catalog, root_ids: list[int] | None = None) -> dict[str, Any]:
@@ -186,8 +192,7 @@ class Searcher:
             if cur_revision != revision:
                 return self._answer([], None, revision, True, root_ids)
             after = (rank, rowid)
-        expression = match_expression(terms, kind_list)
-        hits, last, more = self._collect(expression, terms, limit, after, root_ids, around)
+        hits, last, more = self._collect(terms, kind_list, limit, after, root_ids, around)
         next_cursor = encode_cursor(revision, last[0], last[1], key) if more and last else None
         return self._answer(hits, next_cursor, revision, False, root_ids)
 
@@ -209,24 +214,35 @@ class Searcher:
 
     def _candidates(
         self,
-        expression: str,
+        terms: list[QueryTerm],
+        kinds: tuple[Kind, ...],
         after: tuple[float, int] | None,
         root_ids: list[int] | None,
         count: int,
     ) -> list[tuple[int, float]]:
-        sql = "SELECT rowid, rank FROM documents WHERE documents MATCH ?"
-        params: list[Any] = [expression]
+        """The next ``count`` candidates in (rank, rowid) order, all filters inside SQL."""
+        selects: list[str] = []
+        params: list[Any] = []
+        main_kinds = [k for k in kinds if k != "tool_output"]
+        if main_kinds:
+            sql = "SELECT rowid, rank FROM documents WHERE documents MATCH ?"
+            params.append(match_expression(terms))
+            if len(main_kinds) < len(KINDS) - 1:
+                sql += f" AND (rowid & 7) IN ({', '.join('?' for _ in main_kinds)})"
+                params.extend(KIND_BITS[k] for k in main_kinds)
+            selects.append(sql)
+        if "tool_output" in kinds:
+            selects.append("SELECT rowid, rank FROM outputs WHERE outputs MATCH ?")
+            params.append(match_expression(terms, phrases=False))
+        sql = "SELECT rowid, rank FROM (" + " UNION ALL ".join(selects) + ") WHERE 1"
         if after is not None:
             sql += " AND (rank > ? OR (rank = ? AND rowid > ?))"
             params.extend([after[0], after[0], after[1]])
         if root_ids is not None:
-            ranges = (
-                " OR ".join(
-                    "(rowid >> 32) IN (SELECT id FROM sources WHERE root_id = ?)" for _ in root_ids
-                )
-                or "0"
+            sql += (
+                f" AND (rowid >> {SOURCE_SHIFT}) IN (SELECT id FROM sources WHERE root_id IN "
+                f"({', '.join('?' for _ in root_ids)}))"
             )
-            sql += f" AND ({ranges})"
             params.extend(root_ids)
         sql += " ORDER BY rank, rowid LIMIT ?"
         params.append(count)
@@ -237,8 +253,8 @@ class Searcher:
 
     def _collect(
         self,
-        expression: str,
         terms: list[QueryTerm],
+        kinds: tuple[Kind, ...],
         limit: int,
         after: tuple[float, int] | None,
         root_ids: list[int] | None,
@@ -250,7 +266,7 @@ class Searcher:
         try:
             for _ in range(MAX_BATCHES):
                 want = limit - len(hits)
-                batch = self._candidates(expression, last, root_ids, want + 1)
+                batch = self._candidates(terms, kinds, last, root_ids, want + 1)
                 for rowid, rank in batch:
                     if len(hits) == limit:
                         return hits, last, True  # another candidate follows ``last``
@@ -290,19 +306,19 @@ class Searcher:
     def _message(self, src: _SourceRow, index: int) -> SourceMessage | None:
         if index in src.messages:
             return src.messages[index]
-        row = self.catalog.db.execute(
-            "SELECT byte_offset, byte_length FROM messages WHERE source_id = ? AND "
-            "message_index = ?",
-            (src.id, index),
-        ).fetchone()
-        message = None
-        if row is not None:
+        span = spans.lookup(self.catalog.db, src.id, index)
+        return None if span is None else self._load(src, index, span[0], span[1])
+
+    def _load(self, src: _SourceRow, index: int, offset: int, length: int) -> SourceMessage | None:
+        """One message read from its authoritative file (cached per search)."""
+        if index not in src.messages:
             try:
-                message = FORMATS[src.format].load(Path(src.path), row[0], row[1], index)
+                src.messages[index] = FORMATS[src.format].load(
+                    Path(src.path), offset, length, index
+                )
             except OSError:
-                message = None
-        src.messages[index] = message
-        return message
+                src.messages[index] = None
+        return src.messages[index]
 
     def _hydrate(
         self,
@@ -312,7 +328,7 @@ class Searcher:
         sources: dict[int, _SourceRow | None],
         around: int,
     ) -> dict[str, Any] | None:
-        source_id, index, part = split_rowid(rowid)
+        source_id, index, part, kind = split_rowid(rowid)
         src = self._source(source_id, sources)
         if src is None or src.bad:
             return None
@@ -352,14 +368,11 @@ class Searcher:
         return hit
 
     def _around(self, src: _SourceRow, index: int, before: int, after: int) -> list[dict[str, Any]]:
-        rows = self.catalog.db.execute(
-            "SELECT message_index FROM messages WHERE source_id = ? AND message_index "
-            "BETWEEN ? AND ? ORDER BY message_index",
-            (src.id, index - before, index + after),
-        ).fetchall()
         out = []
-        for (i,) in rows:
-            message = self._message(src, int(i))
+        for i, offset, length in spans.lookup_range(
+            self.catalog.db, src.id, index - before, index + after
+        ):
+            message = self._load(src, i, offset, length)
             if message is None:
                 continue
             out.append(

@@ -56,7 +56,10 @@ def fold(word: str) -> str:
     """Case-fold and strip diacritics: ``Café`` → ``cafe``, ``Straße`` → ``strasse``."""
     if word.isascii():
         return word.lower()
-    decomposed = unicodedata.normalize("NFKD", word.casefold())
+    # Compatibility forms first (𝓐 → A), then case folding, then decompose what
+    # folding produced (İ → i̇) so every combining mark can be dropped.
+    folded = unicodedata.normalize("NFKD", word).casefold()
+    decomposed = unicodedata.normalize("NFKD", folded)
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 

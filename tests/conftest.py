@@ -1,0 +1,53 @@
+"""Shared fixtures: real session files in tmp roots, a real catalog, the real CLI."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from convodex.catalog.db import Catalog, open_catalog
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    path = tmp_path / "sessions"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path) -> Path:
+    return tmp_path / "cache"
+
+
+@pytest.fixture
+def catalog(cache_dir: Path) -> Iterator[Catalog]:
+    with open_catalog(cache_dir) as cat:
+        yield cat
+
+
+@pytest.fixture(autouse=True)
+def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Never touch the developer's real data or cache dirs."""
+    monkeypatch.setenv("CONVODEX_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("CONVODEX_CACHE_HOME", str(tmp_path / "default-cache"))
+
+
+CliRun = Callable[..., Result]
+
+
+@pytest.fixture
+def cli(cache_dir: Path) -> CliRun:
+    """Run the real CLI with this test's cache dir; returns click's Result."""
+    from convodex.cli import main
+
+    def run(*args: str, cache: bool = True) -> Result:
+        argv = list(args)
+        if cache:
+            argv += ["--cache-dir", str(cache_dir)]
+        return CliRunner().invoke(main, argv, catch_exceptions=False)
+
+    return run
