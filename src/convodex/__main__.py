@@ -1,0 +1,3 @@
+from convodex.cli import main
+
+main()

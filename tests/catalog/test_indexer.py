@@ -1,0 +1,179 @@
+"""Incremental indexing (SPEC L5) on real files: checkpoints, appends, rewrites, vanishing."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from convodex.catalog.batches import signature
+from convodex.catalog.db import Catalog
+from convodex.catalog.indexer import Indexer
+from convodex.catalog.search import Searcher
+from helpers import append_lines, as_json, write_session
+
+
+def convo(word: str, n: int = 3) -> list[dict[str, object]]:
+    return [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": f"{word} message {i}"}
+        for i in range(n)
+    ]
+
+
+def checkpoint(catalog: Catalog, path: Path) -> dict[str, object]:
+    row = catalog.db.execute(
+        "SELECT byte_offset, message_count, size, mtime_ns, inode, signature, pending, health "
+        "FROM sources WHERE path = ?",
+        (str(path),),
+    ).fetchone()
+    keys = [
+        "byte_offset",
+        "message_count",
+        "size",
+        "mtime_ns",
+        "inode",
+        "signature",
+        "pending",
+        "health",
+    ]
+    return dict(zip(keys, row, strict=True))
+
+
+def hits(catalog: Catalog, query: str) -> list[tuple[str, int]]:
+    result = Searcher(catalog).search(query, limit=200)
+    return [(Path(h["sessionPath"]).name, h["messageIndex"]) for h in result["hits"]]
+
+
+def test_checkpoint_describes_the_indexed_bytes(root: Path, catalog: Catalog) -> None:
+    path = write_session(root, "s1", convo("alpha"))
+    Indexer(catalog).run([root])
+    cp = checkpoint(catalog, path)
+    st = path.stat()
+    assert cp == {
+        "byte_offset": st.st_size,
+        "message_count": 3,
+        "size": st.st_size,
+        "mtime_ns": st.st_mtime_ns,
+        "inode": st.st_ino,
+        "signature": signature(path, st.st_size),
+        "pending": 0,
+        "health": "ok",
+    }
+
+
+def test_append_reads_only_the_new_range(root: Path, catalog: Catalog) -> None:
+    path = write_session(root, "s1", convo("alpha", 50))
+    Indexer(catalog).run([root])
+    size = path.stat().st_size
+    append_lines(path, [{"role": "user", "content": "brandnew appended words"}])
+    indexer = Indexer(catalog)
+    stats = indexer.run([root])
+    assert (stats.appended, stats.rebuilt) == (1, 0)
+    assert stats.bytes_read == path.stat().st_size - size
+    assert hits(catalog, "brandnew") == [("s1.jsonl", 50)]
+    assert len(hits(catalog, "alpha")) == 50
+
+
+def test_unchanged_sources_are_not_read_again(root: Path, catalog: Catalog) -> None:
+    write_session(root, "s1", convo("alpha"))
+    Indexer(catalog).run([root])
+    stats = Indexer(catalog).run([root])
+    assert (stats.indexed, stats.bytes_read) == (0, 0)
+
+
+def test_shorter_file_rebuilds(root: Path, catalog: Catalog) -> None:
+    write_session(root, "s1", convo("alpha", 6))
+    Indexer(catalog).run([root])
+    write_session(root, "s1", convo("omega", 2))
+    stats = Indexer(catalog).run([root])
+    assert stats.rebuilt == 1
+    assert hits(catalog, "alpha") == []
+    assert hits(catalog, "omega") == [("s1.jsonl", 0), ("s1.jsonl", 1)]
+
+
+def test_changed_prefix_with_same_length_rebuilds(root: Path, catalog: Catalog) -> None:
+    path = write_session(root, "s1", convo("alpha", 3))
+    Indexer(catalog).run([root])
+    raw = path.read_bytes().replace(b"alpha message 0", b"gamma message 0")
+    with open(path, "r+b") as handle:  # in place: same inode, same size
+        handle.write(raw)
+    append_lines(path, [{"role": "user", "content": "tail"}])
+    stats = Indexer(catalog).run([root])
+    assert stats.rebuilt == 1
+    assert hits(catalog, "gamma") == [("s1.jsonl", 0)]
+    assert ("s1.jsonl", 0) not in hits(catalog, "alpha")
+
+
+def test_new_inode_rebuilds(root: Path, catalog: Catalog) -> None:
+    path = write_session(root, "s1", convo("alpha", 3))
+    Indexer(catalog).run([root])
+    replacement = root / "tmp.jsonl.new"
+    replacement.write_text(path.read_text() + json.dumps({"role": "user", "content": "z"}) + "\n")
+    os.replace(replacement, path)
+    stats = Indexer(catalog).run([root])
+    assert stats.rebuilt == 1
+    assert len(hits(catalog, "alpha")) == 3
+
+
+def test_vanished_source_is_removed_only_by_a_completed_scan(root: Path, catalog: Catalog) -> None:
+    keep = write_session(root, "keep", convo("alpha"))
+    gone = write_session(root, "gone", convo("alpha"))
+    Indexer(catalog).run([root])
+    gone.unlink()
+    indexer = Indexer(catalog)
+    root_id = indexer.scan_root(root)  # a scan that has not completed...
+    indexer.index_pending([root_id])
+    names = catalog.db.execute("SELECT path FROM sources").fetchall()
+    assert (str(gone),) in names  # ...removes nothing yet
+    assert indexer.complete_scan(root_id) == 1
+    assert catalog.db.execute("SELECT path FROM sources").fetchall() == [(str(keep),)]
+    assert {name for name, _ in hits(catalog, "alpha")} == {"keep.jsonl"}
+
+
+def test_a_source_vanishing_mid_run_never_hides_healthy_ones(root: Path, catalog: Catalog) -> None:
+    write_session(root, "good", convo("alpha"))
+    doomed = write_session(root, "doomed", convo("alpha"))
+    garbage = root / "binary.jsonl"
+    garbage.write_bytes(bytes(range(256)) * 40)
+    indexer = Indexer(catalog)
+    root_id = indexer.scan_root(root)
+    doomed.unlink()
+    indexer.index_pending([root_id])
+    health = dict(catalog.db.execute("SELECT path, health FROM sources").fetchall())
+    assert health[str(doomed)] == "missing"
+    assert health[str(garbage)] == "ok"  # unreadable lines are counted, not fatal
+    line_errors = catalog.db.execute(
+        "SELECT line_errors FROM sources WHERE path = ?", (str(garbage),)
+    ).fetchone()[0]
+    assert line_errors > 0
+    assert {name for name, _ in hits(catalog, "alpha")} == {"good.jsonl"}
+
+
+def test_budget_failure_is_recorded_and_isolated(root: Path, catalog: Catalog, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    write_session(root, "small", convo("alpha"))
+    write_session(root, "huge", [{"role": "user", "content": "alpha " + "x" * 5000}])
+    monkeypatch.setenv("CONVODEX_REPLAY_MAX_RECORD_BYTES", "4096")
+    stats = Indexer(catalog).run([root])
+    assert stats.failed == 1 and stats.errors == {"SessionReplayLimitError": 1}
+    row = catalog.db.execute(
+        "SELECT health, error_class, pending FROM sources WHERE path LIKE '%huge.jsonl'"
+    ).fetchone()
+    assert row == ("failed", "SessionReplayLimitError", 0)
+    assert {name for name, _ in hits(catalog, "alpha")} == {"small.jsonl"}
+
+
+def test_cli_index_summary(root: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    write_session(root, "s1", convo("alpha"))
+    write_session(root, "s2", convo("beta"), subdir="nested/deeper")
+    out = as_json(cli("index", "--root", str(root), "--json"))
+    assert out["stats"]["indexed"] == 2 and out["stats"]["messages"] == 6
+    assert out["progress"] == {
+        "state": "complete",
+        "indexed": 2,
+        "total": 2,
+        "pending": 0,
+        "failed": 0,
+        "revision": out["progress"]["revision"],
+    }
+    again = as_json(cli("index", "--root", str(root), "--json"))
+    assert again["stats"]["indexed"] == 0

@@ -1,0 +1,275 @@
+"""Search (SPEC L4, L7): ranking, kinds, paging, hydration from the source, progress."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from convodex.catalog.db import Catalog
+from convodex.catalog.indexer import Indexer
+from convodex.catalog.search import Searcher
+from convodex.errors import QueryError
+from helpers import as_json, write_session
+
+HIT_FIELDS = {
+    "sessionId",
+    "sessionPath",
+    "sourceFormat",
+    "messageIndex",
+    "partIndex",
+    "kind",
+    "role",
+    "toolName",
+    "snippet",
+    "score",
+    "sessionTitle",
+    "workspaceRoot",
+    "lastActivityAt",
+    "open",
+    "running",
+    "current",
+}
+
+TOOL_SESSION = [
+    {"role": "user", "content": "please deploy the kraken service", "createdAt": 1000},
+    {
+        "role": "assistant",
+        "content": "Deploying.",
+        "createdAt": 2000,
+        "tool_calls": [
+            {"id": "c1", "name": "bash", "arguments": '{"cmd": "kubectl rollout kraken"}'}
+        ],
+    },
+    {"role": "tool", "tool_call_id": "c1", "name": "bash", "content": "kraken pods: 3 running"},
+    {"role": "tool", "tool_call_id": "c1", "name": "bash", "content": "error: kraken crashed"},
+]
+
+
+def search(catalog: Catalog, query: str, **kw: object) -> dict:  # type: ignore[type-arg]
+    return Searcher(catalog).search(query, **kw)  # type: ignore[arg-type]
+
+
+def test_hit_carries_every_field(root: Path, catalog: Catalog) -> None:
+    path = write_session(
+        root, "s1", TOOL_SESSION, {"name": "Kraken deploy", "workspace_root": "/srv/k"}
+    )
+    Indexer(catalog).run([root])
+    result = search(catalog, "kraken")
+    assert set(result) == {"hits", "nextCursor", "revision", "staleCursor", "progress"}
+    hit = result["hits"][0]
+    assert set(hit) == HIT_FIELDS
+    assert hit["sessionId"] == "s1" and hit["sessionPath"] == str(path)
+    assert hit["sessionTitle"] == "Kraken deploy" and hit["workspaceRoot"] == "/srv/k"
+    assert hit["sourceFormat"] == "session_log" and hit["lastActivityAt"] == 2000
+    assert (hit["open"], hit["running"], hit["current"]) == (False, False, False)
+
+
+def test_default_kinds_exclude_tool_output(root: Path, catalog: Catalog) -> None:
+    write_session(root, "s1", TOOL_SESSION)
+    Indexer(catalog).run([root])
+    found = {
+        (h["messageIndex"], h["partIndex"], h["kind"], h["toolName"])
+        for h in search(catalog, "kraken")["hits"]
+    }
+    assert found == {
+        (0, 0, "user_text", None),
+        (1, 1, "tool_input", "bash"),
+        (3, 0, "tool_error", "bash"),
+    }
+    only_output = search(catalog, "kraken", kinds=["tool_output"])["hits"]
+    assert [(h["messageIndex"], h["kind"]) for h in only_output] == [(2, "tool_output")]
+    everything = search(
+        catalog,
+        "kraken",
+        kinds=["user_text", "assistant_text", "tool_input", "tool_output", "tool_error"],
+    )["hits"]
+    assert len(everything) == 4
+
+
+def test_bm25_ranking_and_tie_order(root: Path, catalog: Catalog) -> None:
+    filler = " ".join(f"w{i}" for i in range(60))
+    write_session(
+        root,
+        "a",
+        [
+            {"role": "user", "content": f"zebra {filler}"},
+            {"role": "user", "content": "zebra zebra stripes"},
+        ],
+    )
+    write_session(
+        root,
+        "b",
+        [
+            {"role": "user", "content": "same zebra words"},
+            {"role": "user", "content": "same zebra words"},
+        ],
+    )
+    Indexer(catalog).run([root])
+    hits = search(catalog, "zebra")["hits"]
+    order = [(Path(h["sessionPath"]).stem, h["messageIndex"]) for h in hits]
+    assert order[0] == ("a", 1)  # twice in a short message beats once in a long one
+    assert order[-1] == ("a", 0)
+    assert order[1:3] == [("b", 0), ("b", 1)]  # equal scores: message index order
+    scores = [h["score"] for h in hits]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_every_query_word_is_required_and_cjk_single_characters_match(
+    root: Path, catalog: Catalog
+) -> None:
+    write_session(
+        root,
+        "s",
+        [
+            {"role": "user", "content": "数据库迁移失败"},
+            {"role": "user", "content": "请迁移"},  # 移 ends the run
+            {"role": "user", "content": "cache first"},
+            {"role": "user", "content": "cache only"},
+            {"role": "user", "content": "Café au lait"},
+        ],
+    )
+    Indexer(catalog).run([root])
+    idx = lambda q: sorted(h["messageIndex"] for h in search(catalog, q)["hits"])  # noqa: E731
+    assert idx("迁移") == [0, 1]
+    assert idx("移") == [0, 1]
+    assert idx("失") == [0]
+    assert idx("数据库") == [0]
+    assert idx("库数") == []  # a phrase, not a bag of bigrams
+    assert idx("cache-first") == [2]
+    assert idx("CAFE") == [4]
+    assert idx("café") == [4]
+
+
+def test_snippet_and_around_come_from_the_source(root: Path, catalog: Catalog) -> None:
+    long_text = ("padding words " * 20) + "the   needle\n\nsits here " + ("trailing text " * 20)
+    msgs = [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": f"context {i}"}
+        for i in range(10)
+    ]
+    msgs[5] = {"role": "assistant", "content": long_text}
+    write_session(root, "s", msgs)
+    Indexer(catalog).run([root])
+    hit = search(catalog, "needle", around=2)["hits"][0]
+    assert hit["snippet"].startswith("…") and hit["snippet"].endswith("…")
+    assert "the needle sits here" in hit["snippet"]
+    assert [(c["messageIndex"], c["hit"]) for c in hit["around"]] == [
+        (3, False),
+        (4, False),
+        (5, True),
+        (6, False),
+        (7, False),
+    ]
+    assert hit["around"][0]["text"] == "context 3"
+    around = Searcher(catalog).around(hit["sessionPath"], 0, before=3, after=1)
+    assert [c["messageIndex"] for c in around] == [0, 1]
+    with pytest.raises(QueryError):
+        search(catalog, "needle", around=11)
+
+
+def test_limit_and_cursor_paging(root: Path, catalog: Catalog) -> None:
+    write_session(root, "s", [{"role": "user", "content": f"topic number {i}"} for i in range(120)])
+    Indexer(catalog).run([root])
+    assert len(search(catalog, "topic")["hits"]) == 50
+    seen: list[int] = []
+    cursor = None
+    while True:
+        page = search(catalog, "topic", limit=35, cursor=cursor)
+        seen += [h["messageIndex"] for h in page["hits"]]
+        cursor = page["nextCursor"]
+        if cursor is None:
+            break
+    assert sorted(seen) == list(range(120)) and len(seen) == 120
+    for bad in (0, 201, -1):
+        with pytest.raises(QueryError, match="limit"):
+            search(catalog, "topic", limit=bad)
+    with pytest.raises(QueryError, match="invalid cursor"):
+        search(catalog, "topic", cursor="not-a-cursor")
+    first = search(catalog, "topic", limit=10)
+    with pytest.raises(QueryError, match="different query"):
+        search(catalog, "number", cursor=first["nextCursor"])
+
+
+def test_cursor_from_another_revision_is_stale(root: Path, catalog: Catalog) -> None:
+    write_session(root, "s", [{"role": "user", "content": f"topic {i}"} for i in range(20)])
+    Indexer(catalog).run([root])
+    page = search(catalog, "topic", limit=5)
+    write_session(root, "t", [{"role": "user", "content": "topic again"}])
+    Indexer(catalog).run([root])
+    stale = search(catalog, "topic", limit=5, cursor=page["nextCursor"])
+    assert stale["staleCursor"] is True and stale["hits"] == []
+    assert stale["revision"] > page["revision"]
+
+
+def test_changed_source_drops_its_hit_and_is_queued(root: Path, catalog: Catalog) -> None:
+    path = write_session(
+        root,
+        "s",
+        [
+            {"role": "user", "content": "original wording"},
+            {"role": "user", "content": "original again"},
+        ],
+    )
+    Indexer(catalog).run([root])
+    path.write_text(json.dumps({"role": "user", "content": "different"}) + "\n")
+    result = search(catalog, "original")
+    assert result["hits"] == []
+    assert result["progress"]["pending"] == 1 and result["progress"]["state"] == "indexing"
+    assert catalog.db.execute("SELECT health, pending FROM sources").fetchone() == ("stale", 1)
+    Indexer(catalog).run([root])
+    assert [h["messageIndex"] for h in search(catalog, "different")["hits"]] == [0]
+
+
+def test_appended_source_keeps_its_hits_and_is_queued(root: Path, catalog: Catalog) -> None:
+    path = write_session(root, "s", [{"role": "user", "content": "stable words"}])
+    Indexer(catalog).run([root])
+    with open(path, "a") as handle:
+        handle.write(json.dumps({"role": "user", "content": "later"}) + "\n")
+    result = search(catalog, "stable")
+    assert [h["messageIndex"] for h in result["hits"]] == [0]
+    assert result["progress"]["pending"] == 1
+
+
+def test_progress_states(root: Path, catalog: Catalog) -> None:
+    assert search(catalog, "x")["progress"]["state"] == "empty"
+    write_session(root, "s", [{"role": "user", "content": "x"}])
+    indexer = Indexer(catalog)
+    indexer.scan_root(root)
+    assert search(catalog, "x")["progress"] == {
+        "state": "indexing",
+        "indexed": 0,
+        "total": 1,
+        "pending": 1,
+        "failed": 0,
+        "revision": catalog.revision(),
+    }
+    indexer.index_pending()
+    assert search(catalog, "x")["progress"]["state"] == "complete"
+
+
+def test_root_filter(tmp_path: Path, catalog: Catalog) -> None:
+    one, two = tmp_path / "one", tmp_path / "two"
+    write_session(one, "a", [{"role": "user", "content": "shared word"}])
+    write_session(two, "b", [{"role": "user", "content": "shared word"}])
+    Indexer(catalog).run([one, two])
+    assert len(search(catalog, "shared")["hits"]) == 2
+    only = search(catalog, "shared", roots=[two])["hits"]
+    assert [h["sessionId"] for h in only] == ["b"]
+
+
+def test_cli_search_json(root: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    write_session(root, "s", TOOL_SESSION)
+    empty = as_json(cli("search", "kraken", "--json"))
+    assert empty["hits"] == [] and empty["progress"]["state"] == "empty"
+    waited = as_json(cli("search", "kraken", "--wait", "--root", str(root), "--json"))
+    assert len(waited["hits"]) == 3 and waited["progress"]["state"] == "complete"
+    paged = as_json(cli("search", "kraken", "--limit", "2", "--json"))
+    assert len(paged["hits"]) == 2 and paged["nextCursor"]
+    rest = as_json(
+        cli("search", "kraken", "--limit", "2", "--cursor", paged["nextCursor"], "--json")
+    )
+    assert len(rest["hits"]) == 1 and rest["nextCursor"] is None
+    outputs = as_json(cli("search", "kraken", "--kind", "tool_output", "--around", "1", "--json"))
+    assert [h["kind"] for h in outputs["hits"]] == ["tool_output"]
+    assert [c["messageIndex"] for c in outputs["hits"][0]["around"]] == [1, 2, 3]
