@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import json
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from server_helpers import People, assistant, tool_result, user
@@ -22,6 +23,8 @@ from convodex.server import (
     search_messages,
 )
 from convodex.text.shown import projected_text
+
+pytestmark = pytest.mark.usefixtures("tuning")
 
 _tokens = itertools.count()
 
@@ -103,3 +106,5 @@ def test_derived_state_matches_the_journal(
     assert {int(k): v for k, v in rows.items()} == expected_rows
     found = {h.seq for h in search_messages(db, people.alice, token, 500)}
     assert found == set(expected_rows) & chain
+    everywhere = search_messages(db, people.admin, token, 500, "instance")
+    assert {h.seq for h in everywhere if h.session_id == sid} == found

@@ -169,6 +169,8 @@ def test_fork_is_invisible_while_copying(db: Database, people: People) -> None:
     assert get_session(db, fork_id).fork_state == "copying"
     assert {h.session_id for h in search_messages(db, people.alice, "forkword")} == {sid}
     assert {h.session_id for h in search_messages(db, people.alice, "fo")} == {sid}
+    everywhere = search_messages(db, people.admin, "forkword", 50, "instance")
+    assert {h.session_id for h in everywhere} == {sid}
     with pytest.raises(Conflict):
         append(db, fork_id, user("too early"))
     while copy_fork_batch(db, fork_id, batch_size=2):

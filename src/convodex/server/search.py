@@ -32,8 +32,10 @@ PROBE_WINDOW = 400
 #: a scope with at most this many rows is scanned outright where the dialect prefers it
 SMALL_SCOPE = 5000
 
+# The last column says whether the candidate passed the checks (see _page_query).
 _COLUMNS = (
-    "{a}.row_id, {a}.created_at, e.session_id, e.seq, {body}, {raw}, e.role, s.title, s.owner_id"
+    "{a}.row_id, {a}.created_at, e.session_id, e.seq, {body}, {raw}, e.role, s.title,"
+    " s.owner_id, {ok}"
 )
 _SHOWN_ENTRY = (
     "e.role IN ('user', 'assistant') AND NOT e.meta AND NOT e.discarded"
@@ -130,20 +132,34 @@ def _page_query(
     if uses_projection(query):
         source, match = dialect.text_candidates(plan.use_index)
         range_sql, range_params = _range_sql("r", plan.cursor, plan.lower)
-        parts.append(
-            "SELECT "
-            + _COLUMNS.format(a="r", body="r.text", raw="0")
-            + f" FROM {source} JOIN entries e ON e.row_id = r.row_id"
-            " JOIN sessions s ON s.id = e.session_id"
-            f" WHERE {match} AND {_SHOWN_ENTRY}{scope_sql}{range_sql}"
-        )
-        params += dialect.text_params(query, plan.use_index) + scope_params + range_params
+        if scope == "instance" and plan.use_index and plan.size is not None:
+            # Candidate pages: the index's newest matches first, checked afterwards, so a
+            # mid-frequency query never joins every match before sorting.
+            parts.append(
+                "SELECT "
+                + _COLUMNS.format(
+                    a="c", body="c.text", raw="0", ok=f"CASE WHEN {_SHOWN_ENTRY} THEN 1 ELSE 0 END"
+                )
+                + f" FROM (SELECT r.row_id, r.created_at, r.text FROM {source}"
+                f" WHERE {match}{range_sql} ORDER BY r.created_at DESC, r.row_id DESC LIMIT ?) c"
+                " JOIN entries e ON e.row_id = c.row_id JOIN sessions s ON s.id = e.session_id"
+            )
+            params += dialect.text_params(query, True) + range_params + [plan.size]
+        else:
+            parts.append(
+                "SELECT "
+                + _COLUMNS.format(a="r", body="r.text", raw="0", ok="1")
+                + f" FROM {source} JOIN entries e ON e.row_id = r.row_id"
+                " JOIN sessions s ON s.id = e.session_id"
+                f" WHERE {match} AND {_SHOWN_ENTRY}{scope_sql}{range_sql}"
+            )
+            params += dialect.text_params(query, plan.use_index) + scope_params + range_params
         if scope == "instance":
             # Historical channel journals can predate the projection: match their raw JSON.
             range_sql, range_params = _range_sql("e", plan.cursor, plan.lower)
             parts.append(
                 "SELECT "
-                + _COLUMNS.format(a="e", body="e.payload", raw="1")
+                + _COLUMNS.format(a="e", body="e.payload", raw="1", ok="1")
                 + " FROM entries e JOIN sessions s ON s.id = e.session_id"
                 f" WHERE NOT e.projected AND {_SHOWN_ENTRY} AND s.kind = 'channel'"
                 " AND NOT EXISTS (SELECT 1 FROM search_rows r2 WHERE r2.row_id = e.row_id)"
@@ -154,7 +170,7 @@ def _page_query(
         range_sql, range_params = _range_sql("e", plan.cursor, plan.lower)
         parts.append(
             "SELECT "
-            + _COLUMNS.format(a="e", body="e.payload", raw="1")
+            + _COLUMNS.format(a="e", body="e.payload", raw="1", ok="1")
             + " FROM entries e JOIN sessions s ON s.id = e.session_id"
             f" WHERE {_SHOWN_ENTRY} AND {raw_sql}{scope_sql}{range_sql}"
         )
@@ -199,8 +215,7 @@ def _window_boundary(tx: Tx, window: int) -> tuple[Any, int] | None:
 
 def _hit(db: Database, row: Row, query: str) -> Hit | None:
     """A hit for a candidate row, or ``None`` when its shown text lacks the query."""
-    row_id, created_at, session_id, seq, body, is_raw, role, title, owner_id = row
-    del row_id
+    _, created_at, session_id, seq, body, is_raw, role, title, owner_id, _ = row
     if is_raw:
         try:
             message = json.loads(body)
@@ -319,6 +334,8 @@ class _Found:
             if self.done:
                 return
             self.cursor = (row[1], int(row[0]))
+            if not row[9]:
+                continue
             hit = _hit(self.db, row, self.needle)
             if hit is None:
                 continue
