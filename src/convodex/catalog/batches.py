@@ -13,15 +13,16 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from convodex.errors import SourceError
-from convodex.sources.base import Budget, ReadResult, SourceMessage
+from convodex.errors import MalformedSource, SourceError
+from convodex.sources.base import Budget, ReadResult, SourceMessage, append_only
 from convodex.sources.discover import FORMATS, FileStat
 from convodex.text.documents import KINDS, Kind
 from convodex.text.tokens import cjk_run_tails, tokenize
 
-# rowid = source_id << 39 | message_index << 13 | part_index << 3 | kind
-SOURCE_SHIFT = 39
-MESSAGE_SHIFT = 13
+# rowid = source_id << 32 | message_index << 8 | part_index << 3 | kind. Small steps
+# between neighbouring messages keep FTS5's delta-encoded rowids short.
+SOURCE_SHIFT = 32
+MESSAGE_SHIFT = 8
 PART_SHIFT = 3
 PART_LIMIT = 1 << (MESSAGE_SHIFT - PART_SHIFT)
 MESSAGE_LIMIT = 1 << (SOURCE_SHIFT - MESSAGE_SHIFT)
@@ -229,6 +230,7 @@ class SourceReader:
             return
         rebuild = (
             src.byte_offset == 0
+            or not append_only(FORMATS[src.format])
             or src.inode != st.inode
             or st.size < src.byte_offset
             or src.signature != safe_signature(path, src.byte_offset)
@@ -237,16 +239,34 @@ class SourceReader:
         # Rows exist only behind a nonzero checkpoint (they commit together).
         batch = Batch(src.id, wipe=rebuild and src.byte_offset > 0)
         errors_seen = 0
+        # Message payloads held before their commit, per source (L6 "retained"): a
+        # batch is handed over before it would go over; one message alone over fails.
+        retained = self.budget.meter(path, "retained")
         try:
             for message in FORMATS[src.format].read(path, result, self.budget):
                 if message.index >= MESSAGE_LIMIT:
                     raise SourceError(str(path), "too many messages in one session")
+                if batch.locations and retained.used + message.length > retained.limit:
+                    errors_seen = self._checkpoint(
+                        batch, path, st, result, errors_seen, False, before=message
+                    )
+                    yield batch
+                    retained.release(retained.used)
+                    batch = Batch(src.id, wipe=False)
+                retained.add(message.length)
                 batch.add(message)
                 if batch.size >= BATCH_BYTES:
                     errors_seen = self._checkpoint(batch, path, st, result, errors_seen, False)
                     yield batch
+                    retained.release(retained.used)
                     batch = Batch(src.id, wipe=False)
+            if rebuild and result.next_index == 0 and result.errors:
+                raise MalformedSource(str(path), "no readable record")
             self._checkpoint(batch, path, st, result, errors_seen, True)
+        except FileNotFoundError:
+            self.stats.missing += 1  # vanished while being read
+            yield Batch.failed(src.id, "missing", None, None)
+            return
         except SOURCE_FAILURES as exc:
             self.stats.count_failure(type(exc).__name__)
             yield Batch.failed(src.id, "failed", type(exc).__name__, st)
@@ -267,16 +287,22 @@ class SourceReader:
         result: ReadResult,
         errors_seen: int,
         final: bool,
+        before: SourceMessage | None = None,
     ) -> int:
-        """Attach the checkpoint that describes exactly the rows up to this batch."""
+        """Attach the checkpoint that describes exactly the rows up to this batch.
+
+        ``before`` is the message the batch stops short of (already read, not in it).
+        """
         new_errors = len(result.errors) - errors_seen
+        end_offset = result.end_offset if before is None else before.offset
+        next_index = result.next_index if before is None else before.index
         batch.checkpoint = (
-            result.end_offset,
-            result.next_index,
+            end_offset,
+            next_index,
             st.size,
             st.mtime_ns,
             st.inode,
-            signature(path, result.end_offset),
+            signature(path, end_offset),
             0 if final else 1,
             result.errors[-1].error_class if result.errors else None,
             batch.wipe,

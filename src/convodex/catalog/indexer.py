@@ -189,8 +189,18 @@ class Indexer:
         self.index_pending(root_ids, progress)
         for root_id in root_ids:
             self.complete_scan(root_id)
+        self.release_free_pages()
         self.stats.seconds += time.perf_counter() - started
         return self.stats
+
+    def release_free_pages(self, threshold: float = 0.05) -> None:
+        """Give back pages FTS5 segment merges freed, once they are a noticeable share."""
+        db = self.catalog.db
+        free = db.execute("PRAGMA freelist_count").fetchone()[0]
+        total = db.execute("PRAGMA page_count").fetchone()[0]
+        if total and free / total > threshold:
+            with self.catalog.lock:
+                db.execute("PRAGMA incremental_vacuum")
 
     def pending_sources(self, root_ids: list[int] | None = None) -> list[PendingSource]:
         sql = f"SELECT {_PENDING_COLUMNS} FROM sources WHERE pending = 1"

@@ -89,7 +89,7 @@ def m001_initial(db: sqlite3.Connection) -> None:
             PRIMARY KEY (source_id, first_index)
         ) WITHOUT ROWID;
         -- Contentless: FTS5 keeps only the inverted index of tokens, never text.
-        -- rowid = source_id << 39 | message_index << 13 | part_index << 3 | kind, so
+        -- rowid = source_id << 32 | message_index << 8 | part_index << 3 | kind, so
         -- the tie order (source, message, part) is rowid order and the kind is known
         -- without a join. User, assistant, tool-input and tool-error documents:
         CREATE VIRTUAL TABLE documents USING fts5(

@@ -19,10 +19,11 @@ def pack(spans: list[tuple[int, int]]) -> bytes:
 def insert(
     db: sqlite3.Connection, source_id: int, first_index: int, spans: list[tuple[int, int]]
 ) -> None:
+    # A plain INSERT: the span rows and the checkpoint commit together, so a batch
+    # never repeats a first index (and OR REPLACE is slow with foreign keys on).
     if spans:
         db.execute(
-            "INSERT OR REPLACE INTO message_spans(source_id, first_index, count, spans) "
-            "VALUES (?, ?, ?, ?)",
+            "INSERT INTO message_spans(source_id, first_index, count, spans) VALUES (?, ?, ?, ?)",
             (source_id, first_index, len(spans), pack(spans)),
         )
 
