@@ -26,6 +26,9 @@ class SourceMessage:
     role: str
     created_at: int | None
     documents: list[Document]
+    # Files holding many sessions (chat exports): the conversation this message belongs to.
+    session_id: str | None = None
+    title: str | None = None
 
     def text(self) -> str:
         return "\n".join(d.text for d in self.documents)
@@ -59,6 +62,9 @@ class SessionInfo:
     parent_id: str | None = None
     subagent: bool = False
     archived: bool = False
+    # Run without a person (``claude -p``, ``codex exec``): labelled, and filtered like
+    # sub-agents (``subagent`` is set too).
+    headless: bool = False
     created_at: int | None = None
     updated_at: int | None = None
 
@@ -93,7 +99,12 @@ class Budget:
 
 
 class SourceFormat(Protocol):
-    """A transcript format: incremental read, single-message load, listing metadata."""
+    """A transcript format: incremental read, single-message load, listing metadata.
+
+    A format whose effective transcript can change when bytes are appended (a DAG
+    selecting another head, a rewind, a rollback) sets a class attribute
+    ``append_only = False``: the indexer then rebuilds it instead of appending.
+    """
 
     name: str
 
@@ -110,3 +121,8 @@ class SourceFormat(Protocol):
         ...
 
     def info(self, path: Path) -> SessionInfo: ...
+
+
+def append_only(fmt: SourceFormat) -> bool:
+    """Whether appended bytes only add messages (formats without the attribute do)."""
+    return bool(getattr(fmt, "append_only", True))

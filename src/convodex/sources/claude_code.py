@@ -1,0 +1,390 @@
+"""Claude Code projects (SPEC L1.3): ``~/.claude/projects/<slug>/<session>.jsonl``.
+
+Every line is a record; ``uuid``/``parentUuid`` make a tree. The effective
+transcript is the chain from the root to the most recent leaf (the leaf written
+last), so turns abandoned by a rewind are not searchable. A ``compact_boundary``
+has no ``parentUuid`` but names its predecessor in ``logicalParentUuid``. Records
+without a usable parent (old v1.0 logs have ``parentUuid: null`` everywhere, some
+parents dangle, a preserved tail is re-written after the boundary naming it)
+continue the record written before them. A duplicate ``uuid`` is
+ignored (the first one stays). Sidechain records belong to sub-agents: they are
+left out of the main transcript; ``subagents/agent-*.jsonl`` files are indexed as
+sub-agent sessions of their parent.
+
+One API message streamed as several lines sharing ``message.id`` is one display
+message. Its stored span runs from the first to the last of those lines; ``load``
+keeps only the lines in the span that carry the same ``message.id`` (tool results
+written in between belong to the next message). ``thinking`` is never indexed.
+Unknown line types are skipped; only lines that are not JSON objects are errors.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import msgspec
+
+from convodex.sources import session_log
+from convodex.sources.base import Budget, LineError, ReadResult, SessionInfo, SourceMessage
+from convodex.text.documents import (
+    Document,
+    Kind,
+    clip_tool_text,
+    is_tool_error,
+    tool_call_document,
+)
+
+NAME = "claude_code"
+MESSAGE_TYPES = frozenset({"user", "assistant"})
+LEGACY_TOOL_TYPES = frozenset({"tool_use", "tool_result"})
+HEADLESS_ENTRYPOINTS = frozenset({"sdk-cli", "sdk-ts", "sdk-py"})
+INFO_SCAN_BYTES = 32 * 1024 * 1024
+
+
+class _MessageId(msgspec.Struct):
+    id: str | None = None
+
+
+class _Meta(msgspec.Struct):
+    """Structure only: message bodies are skipped by the decoder, never copied."""
+
+    type: str | None = None
+    uuid: str | None = None
+    parentUuid: str | None = None  # noqa: N815 - the format's own keys
+    logicalParentUuid: str | None = None  # noqa: N815
+    isSidechain: bool | None = None  # noqa: N815
+    message: _MessageId | str | None = None
+
+
+class _Message(msgspec.Struct):
+    role: str | None = None
+    id: str | None = None
+    content: Any = None
+
+
+class _Record(msgspec.Struct):
+    type: str | None = None
+    uuid: str | None = None
+    timestamp: str | None = None
+    isMeta: bool | None = None  # noqa: N815
+    isCompactSummary: bool | None = None  # noqa: N815
+    message: _Message | str | None = None
+    # legacy top-level tool records
+    name: str | None = None
+    input: Any = None
+    output: Any = None
+    content: Any = None
+    is_error: bool | None = None
+
+
+class _Info(msgspec.Struct):
+    type: str | None = None
+    sessionId: str | None = None  # noqa: N815
+    cwd: str | None = None
+    entrypoint: str | None = None
+    summary: str | None = None
+    customTitle: str | None = None  # noqa: N815
+    timestamp: str | None = None
+
+
+class _SubMeta(msgspec.Struct):
+    agentType: str | None = None  # noqa: N815
+    description: str | None = None
+
+
+_decode_meta = msgspec.json.Decoder(_Meta).decode
+_decode_record = msgspec.json.Decoder(_Record).decode
+_decode_info = msgspec.json.Decoder(_Info).decode
+_decode_submeta = msgspec.json.Decoder(_SubMeta).decode
+
+
+@dataclass(slots=True)
+class _Node:
+    parent: str | None
+    offset: int
+    length: int
+    message: bool  # a user or assistant record (a display message)
+    role: str | None
+    message_id: str | None
+
+
+def parse_time(value: str | None) -> int | None:
+    """Milliseconds since the epoch of an ISO-8601 timestamp, or ``None``."""
+    if not value:
+        return None
+    from datetime import datetime
+
+    try:
+        return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1000)
+    except ValueError:
+        return None
+
+
+def effective_spans(path: Path, result: ReadResult, budget: Budget) -> list[tuple[int, int]]:
+    """Pass one: the tree from structural fields, then the spans of the chosen chain."""
+    nodes: dict[str, _Node] = {}
+    order: list[str] = []
+    sidechain = path.parent.name == "subagents"
+    side_nodes: dict[str, _Node] = {}
+    side_order: list[str] = []
+    offset = 0
+    with open(path, "rb") as handle:
+        for line in handle:
+            length = len(line)
+            budget.check(path, "record", length)
+            body = line.strip()
+            if not body:
+                offset += length
+                continue
+            try:
+                rec = _decode_meta(body)
+            except (msgspec.DecodeError, RecursionError) as exc:
+                if not line.endswith(b"\n"):
+                    break  # a half-written last line
+                result.errors.append(LineError(offset, session_log._error_class(exc)))
+                offset += length
+                continue
+            is_message = rec.type in MESSAGE_TYPES or rec.type in LEGACY_TOOL_TYPES
+            if rec.uuid is None and not is_message:
+                offset += length  # snapshots, modes, queue operations: not in the tree
+                continue
+            key = rec.uuid if rec.uuid is not None else f"@{offset}"
+            bucket, seq = (side_nodes, side_order) if rec.isSidechain else (nodes, order)
+            if key not in bucket:  # a duplicate uuid is ignored
+                message_id = rec.message.id if isinstance(rec.message, _MessageId) else None
+                role = rec.type if rec.type in MESSAGE_TYPES else None
+                parent = rec.parentUuid or rec.logicalParentUuid
+                bucket[key] = _Node(parent, offset, length, is_message, role, message_id)
+                seq.append(key)
+            offset += length
+    result.end_offset = offset
+    result.bytes_read = offset
+    if sidechain or not any(nodes[k].message for k in order):
+        nodes, order = side_nodes, side_order
+    return _chain_spans(nodes, order)
+
+
+def _chain_spans(nodes: dict[str, _Node], order: list[str]) -> list[tuple[int, int]]:
+    previous: dict[str, str | None] = {}
+    last: str | None = None
+    for key in order:
+        previous[key] = last
+        last = key
+    referenced = set()
+    for key in order:
+        parent = _parent(nodes, previous, key)
+        if parent is not None:
+            referenced.add(parent)
+    leaves = [k for k in order if k not in referenced]
+    if not leaves:
+        return []
+    leaf = max(leaves, key=lambda k: nodes[k].offset)  # the leaf written last
+    chain: list[str] = []
+    seen: set[str] = set()
+    node: str | None = leaf
+    while node is not None and node not in seen:
+        seen.add(node)
+        chain.append(node)
+        node = _parent(nodes, previous, node)
+    chain.reverse()
+    spans: list[tuple[int, int]] = []
+    group: str | None = None
+    for key in chain:
+        item = nodes[key]
+        if not item.message:
+            group = None
+            continue
+        if item.role == "assistant" and item.message_id is not None and group == item.message_id:
+            start, length = spans[-1]
+            end = max(start + length, item.offset + item.length)
+            start = min(start, item.offset)
+            spans[-1] = (start, end - start)
+            continue
+        group = item.message_id if item.role == "assistant" else None
+        spans.append((item.offset, item.length))
+    return spans
+
+
+def _parent(nodes: dict[str, _Node], previous: dict[str, str | None], key: str) -> str | None:
+    """A node's parent; without a usable one, the record written before it.
+
+    A parent written after its child is not usable: a compaction that preserved the
+    tail re-writes those messages after the boundary that names them.
+    """
+    parent = nodes[key].parent
+    if parent is not None and parent in nodes and nodes[parent].offset < nodes[key].offset:
+        return parent
+    return previous[key]
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "\n".join(t for t in (_text(v) for v in value) if t)
+    if isinstance(value, dict):
+        if value.get("type") in ("thinking", "redacted_thinking", "image"):
+            return ""
+        for key in ("text", "content", "stdout", "output"):
+            if key in value:
+                return _text(value[key])
+    return ""
+
+
+def _arguments(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return msgspec.json.encode(value).decode("utf-8")
+
+
+def _result(part: int, content: Any, flagged: bool) -> Document:
+    """A tool result; the tool's name is not in the result record, so none is claimed."""
+    text = _text(content)
+    kind: Kind = "tool_error" if is_tool_error(text, flagged) else "tool_output"
+    return Document(part, kind, clip_tool_text(text))
+
+
+def documents(records: list[_Record]) -> tuple[str, list[Document]]:
+    """Role and documents of one display message built from its records."""
+    first = records[0]
+    if first.type == "tool_use":
+        return "assistant", [tool_call_document(1, first.name, _arguments(first.input))]
+    if first.type == "tool_result":
+        content = first.output if first.output is not None else first.content
+        return "tool", [_result(0, content, bool(first.is_error))]
+    role = first.type or ""
+    texts: list[str] = []
+    docs: list[Document] = []
+    results = 0
+    for rec in records:
+        msg = rec.message
+        content = msg.content if isinstance(msg, _Message) else None
+        parts = content if isinstance(content, list) else [content]
+        for part in parts:
+            if isinstance(part, str):
+                texts.append(part)
+            elif isinstance(part, dict):
+                kind = part.get("type")
+                if kind == "text" and isinstance(part.get("text"), str):
+                    texts.append(part["text"])
+                elif kind == "tool_use":
+                    name = part.get("name")
+                    args = _arguments(part.get("input"))
+                    docs.append(tool_call_document(len(docs) + 1, name, args))
+                elif kind == "tool_result":
+                    results += 1
+                    docs.append(
+                        _result(len(docs) + 1, part.get("content"), part.get("is_error") is True)
+                    )
+    if first.isMeta or first.isCompactSummary:
+        return role, []  # injected context and compaction summaries are not documents
+    text = "\n".join(t for t in texts if t)
+    if text.strip():
+        docs.insert(0, Document(0, "user_text" if role == "user" else "assistant_text", text))
+    elif role == "user" and results and len(docs) == results:
+        role = "tool"
+    return role, docs
+
+
+def _load(handle: BinaryIO, offset: int, length: int, index: int) -> SourceMessage | None:
+    handle.seek(offset)
+    raw = handle.read(length)
+    if len(raw) != length:
+        return None
+    records: list[_Record] = []
+    for line in raw.splitlines():
+        if not line.strip():
+            continue
+        try:
+            rec = _decode_record(line)
+        except (msgspec.DecodeError, RecursionError):
+            continue
+        if records:
+            first = records[0].message
+            mine = rec.message
+            same = (
+                isinstance(first, _Message)
+                and isinstance(mine, _Message)
+                and rec.type == "assistant"
+                and first.id is not None
+                and mine.id == first.id
+            )
+            if not same:
+                continue
+        elif rec.type not in MESSAGE_TYPES and rec.type not in LEGACY_TOOL_TYPES:
+            return None
+        records.append(rec)
+    if not records:
+        return None
+    role, docs = documents(records)
+    return SourceMessage(index, offset, length, role, parse_time(records[0].timestamp), docs)
+
+
+class ClaudeCodeFormat:
+    """Reader for Claude Code project transcripts; rebuilt on change (the leaf can move)."""
+
+    name = NAME
+    append_only = False
+
+    def read(self, path: Path, result: ReadResult, budget: Budget) -> Iterator[SourceMessage]:
+        budget.check(path, "log", os.stat(path).st_size)
+        result.end_offset = result.next_index = 0
+        spans = effective_spans(path, result, budget)
+        with open(path, "rb") as handle:
+            for offset, length in spans:
+                message = _load(handle, offset, length, result.next_index)
+                if message is None:
+                    result.errors.append(LineError(offset, "InvalidRecord"))
+                    message = SourceMessage(result.next_index, offset, length, "", None, [])
+                result.next_index += 1
+                yield message
+
+    def load(self, path: Path, offset: int, length: int, index: int) -> SourceMessage | None:
+        with open(path, "rb") as handle:
+            return _load(handle, offset, length, index)
+
+    def info(self, path: Path) -> SessionInfo:
+        stem = path.name[: -len(".jsonl")] if path.name.endswith(".jsonl") else path.stem
+        subagent = path.parent.name == "subagents"
+        info = SessionInfo(session_id=stem, subagent=subagent)
+        first = True
+        read = 0
+        try:
+            with open(path, "rb") as handle:
+                for line in handle:
+                    read += len(line)
+                    if read > INFO_SCAN_BYTES:
+                        break
+                    if not first and b'"summary"' not in line and b"custom-title" not in line:
+                        continue
+                    try:
+                        rec = _decode_info(line)
+                    except (msgspec.DecodeError, RecursionError):
+                        continue
+                    if first and (rec.cwd or rec.sessionId):
+                        first = False
+                        info.workspace_root = rec.cwd
+                        info.created_at = parse_time(rec.timestamp)
+                        if rec.entrypoint in HEADLESS_ENTRYPOINTS:
+                            info.subagent = info.headless = True
+                    if rec.type == "summary" and rec.summary:
+                        info.title = rec.summary
+                    elif rec.type == "custom-title" and rec.customTitle:
+                        info.title = rec.customTitle
+        except OSError:
+            pass
+        if subagent:
+            info.parent_id = path.parent.parent.name or None
+            sub = session_log._read_json(path.with_suffix(".meta.json"), _decode_submeta)
+            if sub is not None and info.title is None:
+                info.title = sub.description or sub.agentType
+        return info
+
+
+FORMAT = ClaudeCodeFormat()

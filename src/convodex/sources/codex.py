@@ -1,0 +1,394 @@
+"""Codex CLI rollouts (SPEC L1.4): ``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``.
+
+The transcript is the ``response_item`` records: ``message`` (``input_text`` /
+``output_text``), ``function_call`` / ``custom_tool_call`` and their outputs.
+``event_msg`` user and agent messages repeat those items for the UI and are used
+only by rollouts that have no message items at all (older and event-only logs).
+Injected ``<environment_context>`` / ``<user_instructions>`` blocks are context,
+not user text. ``thread_rolled_back`` removes the last ``num_turns`` user turns
+from the effective transcript, which is why appends rebuild this format.
+Pre-envelope rollouts (bare items after a bare header) read the same way.
+
+A display message is one user message, one tool output, or one assistant turn:
+an assistant message with the tool calls that follow it. The stored span of a
+turn runs from its first to its last record; ``load`` skips reasoning and event
+records inside it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import msgspec
+
+from convodex.sources import session_log
+from convodex.sources.base import Budget, LineError, ReadResult, SessionInfo, SourceMessage
+from convodex.sources.claude_code import parse_time
+from convodex.text.documents import (
+    Document,
+    Kind,
+    clip_tool_text,
+    is_tool_error,
+    tool_call_document,
+)
+
+NAME = "codex"
+CALL_TYPES = frozenset({"function_call", "custom_tool_call", "local_shell_call", "web_search_call"})
+OUTPUT_TYPES = frozenset({"function_call_output", "custom_tool_call_output", "function_result"})
+INJECTED_PREFIXES = (
+    "<environment_context>",
+    "<user_instructions>",
+    "<permissions instructions>",
+    "# AGENTS.md instructions",
+    "<user_shell_command>",
+)
+_EXIT = re.compile(r"^(?:Process exited with code|Exit code:)\s*(-?\d+)", re.M)
+_JSON_EXIT = re.compile(r'"exit_code"\s*:\s*(-?\d+)')
+
+
+class _PayloadMeta(msgspec.Struct):
+    type: str | None = None
+    role: str | None = None
+    num_turns: int | None = None
+
+
+class _LineMeta(msgspec.Struct):
+    """Structure only; message content is skipped by the decoder."""
+
+    type: str | None = None
+    role: str | None = None
+    payload: _PayloadMeta | None = None
+
+
+class _Item(msgspec.Struct):
+    type: str | None = None
+    role: str | None = None
+    content: Any = None
+    name: str | None = None
+    arguments: Any = None
+    input: Any = None
+    action: Any = None
+    output: Any = None
+    result: Any = None
+    message: Any = None
+    function: Any = None
+    timestamp: str | None = None
+    created_at: str | None = None
+
+
+class _Line(msgspec.Struct):
+    type: str | None = None
+    timestamp: str | None = None
+    payload: _Item | None = None
+    # pre-envelope items carry their fields at the top level
+    role: str | None = None
+    content: Any = None
+    name: str | None = None
+    arguments: Any = None
+    output: Any = None
+    result: Any = None
+    message: Any = None
+    function: Any = None
+    created_at: str | None = None
+
+
+class _SessionMeta(msgspec.Struct):
+    id: str | None = None
+    cwd: str | None = None
+    timestamp: str | None = None
+    source: Any = None
+    originator: str | None = None
+    forked_from_id: str | None = None
+
+
+class _MetaLine(msgspec.Struct):
+    type: str | None = None
+    payload: _SessionMeta | None = None
+    id: str | None = None
+    timestamp: str | None = None
+
+
+_decode_meta = msgspec.json.Decoder(_LineMeta).decode
+_decode_line = msgspec.json.Decoder(_Line).decode
+_decode_session = msgspec.json.Decoder(_MetaLine).decode
+
+
+def _item(line: _Line) -> tuple[str, _Item] | None:
+    """(envelope type, item) of a line: enveloped or pre-envelope."""
+    if line.payload is not None and line.type in ("response_item", "event_msg"):
+        return line.type, line.payload
+    if line.type in ("message", *CALL_TYPES, *OUTPUT_TYPES) or (line.type is None and line.role):
+        item = _Item(
+            type=line.type or "message",
+            role=line.role,
+            content=line.content if line.content is not None else line.message,
+            name=line.name,
+            arguments=line.arguments,
+            output=line.output,
+            result=line.result,
+            function=line.function,
+        )
+        return "response_item", item
+    return None
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "\n".join(t for t in (_text(v) for v in value) if t)
+    if isinstance(value, dict):
+        if value.get("type") in ("reasoning", "summary_text", "input_image"):
+            return ""
+        for key in ("text", "code", "output", "content"):
+            if key in value:
+                return _text(value[key])
+    return ""
+
+
+def _user_text(content: Any) -> str:
+    """User text without injected context blocks."""
+    parts = content if isinstance(content, list) else [content]
+    texts = []
+    for part in parts:
+        text = _text(part)
+        if text and not text.lstrip().startswith(INJECTED_PREFIXES):
+            texts.append(text)
+    return "\n".join(texts)
+
+
+def _arguments(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return msgspec.json.encode(value).decode("utf-8")
+
+
+def _failed(text: str) -> bool:
+    """A shell output header (before ``Output:``) or JSON metadata with a nonzero exit."""
+    header = text.split("\nOutput:", 1)[0][:2048]
+    match = _EXIT.search(header) or (_JSON_EXIT.search(header) if header[:1] == "{" else None)
+    return match is not None and match.group(1) != "0"
+
+
+def _kind(envelope: str, item: _Item) -> str | None:
+    """What a record contributes: user, assistant, call, output, or nothing."""
+    if envelope == "event_msg":
+        if item.type == "user_message":
+            return "event_user"
+        if item.type == "agent_message":
+            return "event_assistant"
+        return None
+    if item.type == "message":
+        return item.role if item.role in ("user", "assistant") else None
+    if item.type in CALL_TYPES:
+        return "call"
+    if item.type in OUTPUT_TYPES:
+        return "output"
+    return None
+
+
+def effective_spans(path: Path, result: ReadResult, budget: Budget) -> list[tuple[int, int]]:
+    """Pass one: display spans after rollbacks; bodies are decoded only for user items."""
+    items: list[tuple[str, int, int]] = []  # (role, offset, end)
+    events: list[tuple[str, int, int]] = []
+    rollbacks: list[tuple[int, int]] = []  # (position in items, turns)
+    has_messages = False
+    offset = 0
+    with open(path, "rb") as handle:
+        for line in handle:
+            length = len(line)
+            budget.check(path, "record", length)
+            body = line.strip()
+            if not body:
+                offset += length
+                continue
+            try:
+                meta = _decode_meta(body)
+            except (msgspec.DecodeError, RecursionError) as exc:
+                if not line.endswith(b"\n"):
+                    break
+                result.errors.append(LineError(offset, session_log._error_class(exc)))
+                offset += length
+                continue
+            end = offset + length
+            payload = meta.payload
+            if meta.type == "event_msg" and payload is not None:
+                if payload.type == "thread_rolled_back":
+                    rollbacks.append((len(items), payload.num_turns or 1))
+                elif payload.type == "user_message":
+                    events.append(("user", offset, end))
+                elif payload.type == "agent_message":
+                    events.append(("assistant", offset, end))
+                offset = end
+                continue
+            kind = None
+            if meta.type == "response_item" and payload is not None:
+                kind = _kind("response_item", _Item(type=payload.type, role=payload.role))
+            elif meta.type in ("message", *CALL_TYPES, *OUTPUT_TYPES) or (
+                meta.type is None and meta.role
+            ):
+                kind = _kind("response_item", _Item(type=meta.type or "message", role=meta.role))
+            if kind == "user" and not _is_user_turn(body):
+                kind = "context"
+            has_messages = has_messages or kind in ("user", "assistant", "context")
+            if kind == "call" and items and items[-1][0] == "assistant":
+                items[-1] = ("assistant", items[-1][1], end)  # the turn's calls join it
+            elif kind == "call":
+                items.append(("assistant", offset, end))
+            elif kind is not None:
+                items.append(("tool" if kind == "output" else kind, offset, end))
+            offset = end
+    result.end_offset = offset
+    result.bytes_read = offset
+    if not has_messages and events:
+        items = sorted(events + items, key=lambda i: i[1])
+        rollbacks = []  # event-only logs: positions refer to no item list
+    for position, turns in reversed(rollbacks):
+        _roll_back(items, position, turns)
+    return [(start, end - start) for _, start, end in items]
+
+
+def _roll_back(items: list[tuple[str, int, int]], position: int, turns: int) -> None:
+    """Drop the last ``turns`` user turns that existed at ``position``."""
+    starts = [n for n in range(min(position, len(items))) if items[n][0] == "user"]
+    if not starts:
+        return
+    cut = starts[-turns] if turns <= len(starts) else starts[0]
+    del items[cut:position]
+
+
+def _is_user_turn(body: bytes) -> bool:
+    try:
+        line = _decode_line(body)
+    except (msgspec.DecodeError, RecursionError):
+        return False
+    pair = _item(line)
+    return pair is not None and bool(_user_text(pair[1].content).strip())
+
+
+def _load(handle: BinaryIO, offset: int, length: int, index: int) -> SourceMessage | None:
+    handle.seek(offset)
+    raw = handle.read(length)
+    if len(raw) != length:
+        return None
+    role: str | None = None
+    created: int | None = None
+    texts: list[str] = []
+    docs: list[Document] = []
+    for body in raw.splitlines():
+        if not body.strip():
+            continue
+        try:
+            line = _decode_line(body)
+        except (msgspec.DecodeError, RecursionError):
+            continue
+        pair = _item(line)
+        if pair is None:
+            continue
+        envelope, item = pair
+        kind = _kind(envelope, item)
+        if kind is None or (role is not None and envelope == "event_msg"):
+            continue
+        if role is None:
+            created = parse_time(line.timestamp or line.created_at or item.timestamp)
+        if kind in ("event_user", "event_assistant"):
+            role = "user" if kind == "event_user" else "assistant"
+            texts.append(_text(item.message))
+            break
+        if kind == "user":
+            role = "user"
+            texts.append(_user_text(item.content))
+            break
+        if kind == "output":
+            content = item.output if item.output is not None else item.result
+            text = _text(content)
+            failed = is_tool_error(text, _failed(text))
+            kind_name: Kind = "tool_error" if failed else "tool_output"
+            docs.append(Document(0, kind_name, clip_tool_text(text), item.name))
+            role = "tool"
+            break
+        if kind == "assistant":
+            if role == "assistant" and (texts or docs):
+                break  # the next assistant message starts the next turn
+            role = "assistant"
+            texts.append(_text(item.content))
+        elif kind == "call":
+            role = "assistant"
+            name = item.name
+            if name is None and isinstance(item.function, dict):
+                name = item.function.get("name")
+            args = item.arguments if item.arguments is not None else item.input
+            if args is None:
+                args = item.action
+            docs.append(tool_call_document(len(docs) + 1, name, _arguments(args)))
+    if role is None:
+        return None
+    text = "\n".join(t for t in texts if t)
+    if text.strip():
+        docs.insert(0, Document(0, "user_text" if role == "user" else "assistant_text", text))
+    return SourceMessage(index, offset, length, role, created, docs)
+
+
+class CodexFormat:
+    """Reader for Codex CLI rollouts; rebuilt on change (a rollback rewrites the end)."""
+
+    name = NAME
+    append_only = False
+
+    def read(self, path: Path, result: ReadResult, budget: Budget) -> Iterator[SourceMessage]:
+        budget.check(path, "log", os.stat(path).st_size)
+        result.end_offset = result.next_index = 0
+        spans = effective_spans(path, result, budget)
+        with open(path, "rb") as handle:
+            for offset, length in spans:
+                message = _load(handle, offset, length, result.next_index)
+                if message is None:
+                    result.errors.append(LineError(offset, "InvalidRecord"))
+                    message = SourceMessage(result.next_index, offset, length, "", None, [])
+                result.next_index += 1
+                yield message
+
+    def load(self, path: Path, offset: int, length: int, index: int) -> SourceMessage | None:
+        with open(path, "rb") as handle:
+            return _load(handle, offset, length, index)
+
+    def info(self, path: Path) -> SessionInfo:
+        archived = any(p in session_log.ARCHIVE_DIR_NAMES for p in path.parts[-6:-1])
+        stem = path.name[: -len(".jsonl")] if path.name.endswith(".jsonl") else path.stem
+        match = re.search(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", stem)
+        info = SessionInfo(session_id=match.group(0) if match else stem, archived=archived)
+        try:
+            with open(path, "rb") as handle:
+                first = handle.readline(1024 * 1024)
+            line = _decode_session(first)
+        except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+            return info
+        meta = line.payload if line.type == "session_meta" else None
+        if meta is None:
+            if line.id:
+                info.session_id = line.id
+            return info
+        info.session_id = meta.id or info.session_id
+        info.workspace_root = meta.cwd
+        info.created_at = parse_time(meta.timestamp)
+        info.parent_id = meta.forked_from_id
+        source = meta.source
+        if isinstance(source, dict) and "subagent" in source:
+            info.subagent = True
+            spawn = source["subagent"]
+            spawn = spawn.get("thread_spawn") if isinstance(spawn, dict) else None
+            if isinstance(spawn, dict):
+                info.parent_id = spawn.get("parent_thread_id") or info.parent_id
+                info.title = spawn.get("agent_nickname") or spawn.get("agent_role")
+        elif source == "exec" or meta.originator == "codex_exec":
+            info.subagent = info.headless = True
+        return info
+
+
+FORMAT = CodexFormat()

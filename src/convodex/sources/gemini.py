@@ -1,0 +1,248 @@
+"""Gemini CLI chats: ``~/.gemini/tmp/<project hash>/chats/session-*.json`` or ``.jsonl``.
+
+The JSON form is one document whose ``messages`` (older: ``history``) array holds
+the transcript; each element's byte span is found without decoding the rest (see
+``jsonspan``). The JSONL form is a header line, then one record a line: messages
+(``id``, ``type`` user/gemini/…), ``{"$set": {...}}`` metadata updates and
+``{"$rewindTo": "<id>"}``, which removes that message and everything after it. A
+message written again under an id already seen replaces it in place. Because a
+rewind rewrites the end, appends rebuild this format.
+
+A Gemini message holds its tool calls and their results: the text is part 0, call
+``i`` is part ``2i+1`` (``tool_input``) and its result part ``2i+2``. Thoughts are
+never indexed; ``info``/``error``/``warning`` entries are not documents.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import msgspec
+
+from convodex.sources import jsonspan, session_log
+from convodex.sources.base import Budget, LineError, ReadResult, SessionInfo, SourceMessage
+from convodex.sources.claude_code import parse_time
+from convodex.text.documents import (
+    Document,
+    Kind,
+    clip_tool_text,
+    is_tool_error,
+    tool_call_document,
+)
+
+NAME = "gemini"
+INFO_READ_BYTES = 4 * 1024 * 1024
+
+
+class _Call(msgspec.Struct):
+    name: str | None = None
+    args: Any = None
+    result: Any = None
+    status: str | None = None
+    resultDisplay: Any = None  # noqa: N815 - the format's own key
+
+
+class _Message(msgspec.Struct):
+    id: str | None = None
+    type: str | None = None
+    role: str | None = None
+    content: Any = None
+    parts: Any = None
+    toolCalls: list[_Call] | None = None  # noqa: N815
+    timestamp: str | None = None
+    ts: int | float | None = None
+
+
+class _LineMeta(msgspec.Struct):
+    id: str | None = None
+    type: str | None = None
+    rewind_to: str | None = msgspec.field(default=None, name="$rewindTo")
+
+
+class _Header(msgspec.Struct):
+    sessionId: str | None = None  # noqa: N815
+    summary: str | None = None
+    startTime: str | None = None  # noqa: N815
+    start_time: str | None = None
+    kind: str | None = None
+
+
+_decode_message = msgspec.json.Decoder(_Message).decode
+_decode_line_meta = msgspec.json.Decoder(_LineMeta).decode
+_decode_header = msgspec.json.Decoder(_Header).decode
+MESSAGE_TYPES = frozenset({"user", "gemini", "model", "assistant", "info", "error", "warning"})
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "\n".join(t for t in (_text(v) for v in value) if t)
+    if isinstance(value, dict):
+        if value.get("thought") is True:
+            return ""
+        if "text" in value:
+            return _text(value["text"])
+        response = value.get("functionResponse")
+        if isinstance(response, dict):
+            return _text(response.get("response"))
+        for key in ("output", "error", "content"):
+            if key in value:
+                return _text(value[key])
+    return ""
+
+
+def documents(msg: _Message) -> tuple[str, list[Document]]:
+    kind = msg.type or msg.role or ""
+    if kind not in ("user", "gemini", "model", "assistant"):
+        return kind, []
+    role = "user" if kind == "user" else "assistant"
+    docs: list[Document] = []
+    content = msg.content if msg.content is not None else msg.parts
+    texts: list[str] = []
+    parts = content if isinstance(content, list) else [content]
+    calls: list[tuple[str | None, Any, Any, bool]] = []
+    for part in parts:
+        if isinstance(part, dict) and isinstance(part.get("functionCall"), dict):
+            call = part["functionCall"]
+            calls.append((call.get("name"), call.get("args"), None, False))
+        elif isinstance(part, dict) and isinstance(part.get("functionResponse"), dict):
+            response = part["functionResponse"]
+            calls.append((response.get("name"), None, response.get("response"), False))
+        else:
+            texts.append(_text(part))
+    for call in msg.toolCalls or ():
+        calls.append((call.name, call.args, call.result, call.status == "error"))
+    text = "\n".join(t for t in texts if t)
+    if text.strip():
+        docs.append(Document(0, "user_text" if role == "user" else "assistant_text", text))
+    for i, (name, args, result, failed) in enumerate(calls):
+        if args is not None:
+            encoded = args if isinstance(args, str) else msgspec.json.encode(args).decode()
+            docs.append(tool_call_document(2 * i + 1, name, encoded))
+        if result is not None:
+            output = _text(result)
+            kind_name: Kind = "tool_error" if is_tool_error(output, failed) else "tool_output"
+            docs.append(Document(2 * i + 2, kind_name, clip_tool_text(output), name))
+    return role, docs
+
+
+def _load(handle: BinaryIO, offset: int, length: int, index: int) -> SourceMessage | None:
+    handle.seek(offset)
+    raw = handle.read(length)
+    if len(raw) != length:
+        return None
+    try:
+        msg = _decode_message(raw)
+    except (msgspec.DecodeError, RecursionError):
+        return None
+    role, docs = documents(msg)
+    created = parse_time(msg.timestamp)
+    if created is None and msg.ts is not None:
+        created = int(msg.ts * 1000) if msg.ts < 1e11 else int(msg.ts)
+    return SourceMessage(index, offset, length, role, created, docs)
+
+
+def _jsonl_spans(path: Path, result: ReadResult, budget: Budget) -> list[tuple[int, int]]:
+    order: list[str] = []
+    spans: dict[str, tuple[int, int]] = {}
+    offset = 0
+    with open(path, "rb") as handle:
+        for line in handle:
+            length = len(line)
+            budget.check(path, "record", length)
+            body = line.strip()
+            if not body:
+                offset += length
+                continue
+            try:
+                rec = _decode_line_meta(body)
+            except (msgspec.DecodeError, RecursionError) as exc:
+                if not line.endswith(b"\n"):
+                    break
+                result.errors.append(LineError(offset, session_log._error_class(exc)))
+                offset += length
+                continue
+            if rec.rewind_to is not None and rec.rewind_to in spans:
+                cut = order.index(rec.rewind_to)
+                for gone in order[cut:]:
+                    del spans[gone]
+                del order[cut:]
+            elif rec.type in MESSAGE_TYPES:
+                key = rec.id if rec.id is not None else f"@{offset}"
+                if key not in spans:
+                    order.append(key)
+                spans[key] = (offset, len(line.rstrip(b"\r\n")))  # a re-written id: in place
+            offset += length
+    result.end_offset = offset
+    result.bytes_read = offset
+    return [spans[k] for k in order]
+
+
+def _json_spans(path: Path, result: ReadResult, budget: Budget) -> list[tuple[int, int]]:
+    with open(path, "rb") as handle:
+        buf = handle.read()
+    budget.check(path, "record", len(buf))
+    result.end_offset = result.bytes_read = len(buf)
+    try:
+        start = jsonspan.skip_space(buf, 0)
+        found = jsonspan.member(buf, start, "messages") or jsonspan.member(buf, start, "history")
+        if found is None:
+            return []
+        return [(s, e - s) for s, e in jsonspan.elements(buf, found[0])]
+    except (jsonspan.SpanError, IndexError):
+        result.errors.append(LineError(0, "MalformedJSON"))
+        return []
+
+
+class GeminiFormat:
+    """Reader for Gemini CLI chats (JSON and JSONL); rebuilt on change."""
+
+    name = NAME
+    append_only = False
+
+    def read(self, path: Path, result: ReadResult, budget: Budget) -> Iterator[SourceMessage]:
+        budget.check(path, "log", os.stat(path).st_size)
+        result.end_offset = result.next_index = 0
+        if path.name.endswith(".jsonl"):
+            spans = _jsonl_spans(path, result, budget)
+        else:
+            spans = _json_spans(path, result, budget)
+        with open(path, "rb") as handle:
+            for offset, length in spans:
+                message = _load(handle, offset, length, result.next_index)
+                if message is None:
+                    result.errors.append(LineError(offset, "InvalidRecord"))
+                    message = SourceMessage(result.next_index, offset, length, "", None, [])
+                result.next_index += 1
+                yield message
+
+    def load(self, path: Path, offset: int, length: int, index: int) -> SourceMessage | None:
+        with open(path, "rb") as handle:
+            return _load(handle, offset, length, index)
+
+    def info(self, path: Path) -> SessionInfo:
+        stem = path.name.rsplit(".", 1)[0]
+        info = SessionInfo(session_id=stem)
+        try:
+            with open(path, "rb") as handle:
+                if path.name.endswith(".jsonl"):
+                    head = handle.readline(1024 * 1024)
+                elif os.fstat(handle.fileno()).st_size <= INFO_READ_BYTES:
+                    head = handle.read()
+                else:
+                    return info
+            header = _decode_header(head)
+        except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+            return info
+        info.session_id = header.sessionId or stem
+        info.title = header.summary
+        info.created_at = parse_time(header.startTime or header.start_time)
+        info.subagent = header.kind == "subagent"
+        return info
+
+
+FORMAT = GeminiFormat()

@@ -1,0 +1,111 @@
+"""Byte spans inside one JSON document, for formats that are not one record a line.
+
+Gemini CLI chat files and chat exports are single JSON documents. Search re-reads
+one message by (offset, length), so the reader needs each message's own byte span:
+this scanner walks the bytes (strings skipped whole by one regular expression) and
+reports where array elements and object members start and end, without decoding.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import msgspec
+
+# A whole string (escapes included) or one structural character.
+_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.S)
+_SPACE = b" \t\r\n"
+_OPEN = frozenset(b"[{")
+_CLOSE = frozenset(b"]}")
+
+
+class SpanError(ValueError):
+    """The bytes are not the JSON shape the reader expected."""
+
+
+def skip_space(buf: bytes, pos: int) -> int:
+    n = len(buf)
+    while pos < n and buf[pos] in _SPACE:
+        pos += 1
+    return pos
+
+
+def value_end(buf: bytes, start: int) -> int:
+    """End (exclusive) of the JSON value that starts at ``start``."""
+    first = buf[start : start + 1]
+    if first == b'"':
+        m = _TOKEN.match(buf, start)
+        if m is None:
+            raise SpanError("unterminated string")
+        return m.end()
+    if first not in (b"[", b"{"):
+        pos = start
+        while pos < len(buf) and buf[pos] not in b",]}" and buf[pos] not in _SPACE:
+            pos += 1
+        return pos
+    depth = 0
+    for m in _TOKEN.finditer(buf, start):
+        ch = buf[m.start()]
+        if ch in _OPEN:
+            depth += 1
+        elif ch in _CLOSE:
+            depth -= 1
+            if depth == 0:
+                return m.end()
+    raise SpanError("unterminated value")
+
+
+def elements(buf: bytes, start: int) -> Iterator[tuple[int, int]]:
+    """(start, end) of every element of the array whose ``[`` is at ``start``."""
+    if buf[start : start + 1] != b"[":
+        raise SpanError("expected an array")
+    pos = skip_space(buf, start + 1)
+    if buf[pos : pos + 1] == b"]":
+        return
+    while True:
+        end = value_end(buf, pos)
+        yield pos, end
+        pos = skip_space(buf, end)
+        sep = buf[pos : pos + 1]
+        if sep == b"]":
+            return
+        if sep != b",":
+            raise SpanError("expected , or ] in an array")
+        pos = skip_space(buf, pos + 1)
+
+
+def members(buf: bytes, start: int) -> Iterator[tuple[str, int, int]]:
+    """(key, value start, value end) of every member of the object at ``start``."""
+    if buf[start : start + 1] != b"{":
+        raise SpanError("expected an object")
+    pos = skip_space(buf, start + 1)
+    if buf[pos : pos + 1] == b"}":
+        return
+    while True:
+        key_end = value_end(buf, pos)
+        try:
+            key = msgspec.json.decode(buf[pos:key_end], type=str)
+        except msgspec.DecodeError as exc:
+            raise SpanError("bad object key") from exc
+        pos = skip_space(buf, key_end)
+        if buf[pos : pos + 1] != b":":
+            raise SpanError("expected : after a key")
+        pos = skip_space(buf, pos + 1)
+        end = value_end(buf, pos)
+        yield key, pos, end
+        pos = skip_space(buf, end)
+        sep = buf[pos : pos + 1]
+        if sep == b"}":
+            return
+        if sep != b",":
+            raise SpanError("expected , or } in an object")
+        pos = skip_space(buf, pos + 1)
+
+
+def member(buf: bytes, start: int, name: str) -> tuple[int, int] | None:
+    """The span of one member's value in the object at ``start``, if present."""
+    for key, vstart, vend in members(buf, start):
+        if key == name:
+            return vstart, vend
+    return None
