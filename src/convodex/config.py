@@ -96,3 +96,12 @@ def sessions_dir() -> Path:
 
 def catalog_path(cache_dir: str | os.PathLike[str] | None = None) -> Path:
     return cache_root(cache_dir) / "history-search" / "v1.sqlite"
+
+
+def hint_socket_path(cache_dir: str | os.PathLike[str] | None = None) -> Path:
+    """Where a serving process listens for other processes' write hints."""
+    return cache_root(cache_dir) / "history-search" / "hints.sock"
+
+
+def summary_cache_path(cache_dir: str | os.PathLike[str] | None = None) -> Path:
+    return cache_root(cache_dir) / "history-search" / "summaries.json"

@@ -6,6 +6,8 @@ shortcut; a missed one is caught by the next scan (SPEC L5).
 
 from __future__ import annotations
 
+import contextlib
+import os
 import threading
 from pathlib import Path
 
@@ -38,3 +40,60 @@ class HintQueue:
     def __len__(self) -> int:
         with self._lock:
             return len(self._paths)
+
+
+class HintChannel:
+    """Hints from other processes: a Unix datagram socket beside the catalog.
+
+    A writer in another process sends the changed path as one datagram; the
+    serving process forwards it to its ``HintQueue``. Sending is fire-and-forget.
+    """
+
+    def __init__(self, socket_path: Path, queue: HintQueue) -> None:
+        import socket
+
+        self.path = socket_path
+        self.queue = queue
+        with contextlib.suppress(FileNotFoundError):
+            socket_path.unlink()
+        socket_path.parent.mkdir(parents=True, exist_ok=True)
+        self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self._sock.bind(str(socket_path))
+        os.chmod(socket_path, 0o600)
+        self._sock.settimeout(0.5)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="convodex-hints", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                data = self._sock.recv(8192)
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            with contextlib.suppress(UnicodeDecodeError):
+                self.queue.send(Path(os.fsdecode(data)))
+
+    def close(self) -> None:
+        self._stop.set()
+        self._sock.close()
+        self._thread.join(2)
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+
+
+def send_datagram(socket_path: Path, path: Path) -> bool:
+    """Tell a serving process about ``path``; never blocks, never raises."""
+    import socket
+
+    if not socket_path.exists():
+        return False
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
+            sock.setblocking(False)
+            sock.sendto(os.fsencode(path), str(socket_path))
+        return True
+    except OSError:
+        return False

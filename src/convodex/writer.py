@@ -21,7 +21,7 @@ from typing import Any
 import msgspec
 
 from convodex.errors import InvalidInput
-from convodex.hints import HintQueue
+from convodex.hints import HintQueue, send_datagram
 
 _ROLES = frozenset({"user", "assistant", "tool", "system"})
 _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
@@ -34,9 +34,15 @@ def _now_ms() -> int:
 class SessionWriter:
     """Writes convodex's own sessions; indexers learn about writes through ``hints``."""
 
-    def __init__(self, root: str | os.PathLike[str], hints: HintQueue | None = None) -> None:
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        hints: HintQueue | None = None,
+        channel: Path | None = None,
+    ) -> None:
         self.root = Path(root)
         self.hints = hints
+        self.channel = channel  # a serving process's hint socket, if any
 
     def path_for(self, session_id: str) -> Path:
         if not _SESSION_ID.match(session_id) or session_id.endswith(".jsonl"):
@@ -99,8 +105,11 @@ class SessionWriter:
             meta.pop("content_digest", None)  # no longer describes the bytes
             self._write_meta(path, meta)
             revision = int(meta["revision"])
+        # After commit and unlock; neither call blocks or fails the write.
         if self.hints is not None:
-            self.hints.send(path)  # after commit and unlock; never blocks
+            self.hints.send(path)
+        if self.channel is not None:
+            send_datagram(self.channel, path)
         return revision
 
     @contextlib.contextmanager

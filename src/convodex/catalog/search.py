@@ -129,8 +129,10 @@ def root_ids_for(catalog: Catalog, roots: list[Path] | None) -> list[int] | None
     return ids
 
 
-def _query_key(terms: list[QueryTerm], kinds: tuple[Kind, ...], root_ids: list[int] | None) -> str:
-    raw = msgspec.json.encode([[list(t.tokens) for t in terms], list(kinds), root_ids])
+def _query_key(
+    terms: list[QueryTerm], kinds: tuple[Kind, ...], root_ids: list[int] | None, latest: bool
+) -> str:
+    raw = msgspec.json.encode([[list(t.tokens) for t in terms], list(kinds), root_ids, latest])
     return hashlib.blake2b(raw, digest_size=6).hexdigest()
 
 
@@ -175,14 +177,16 @@ class Searcher:
         cursor: str | None = None,
         roots: list[Path] | None = None,
         around: int = 0,
+        latest: bool = False,
     ) -> dict[str, Any]:
+        """Ranked by BM25, or newest first with ``latest`` (the source's last activity)."""
         terms = parse_query(query)
         kind_list = parse_kinds(kinds)
         limit = validate_limit(limit)
         if around < 0 or around > config.MAX_AROUND:
             raise QueryError(f"around must be between 0 and {config.MAX_AROUND}")
         root_ids = root_ids_for(self.catalog, roots)
-        key = _query_key(terms, kind_list, root_ids)
+        key = _query_key(terms, kind_list, root_ids, latest)
         revision = self.catalog.revision()
         after: tuple[float, int] | None = None
         if cursor:
@@ -192,7 +196,7 @@ class Searcher:
             if cur_revision != revision:
                 return self._answer([], None, revision, True, root_ids)
             after = (rank, rowid)
-        hits, last, more = self._collect(terms, kind_list, limit, after, root_ids, around)
+        hits, last, more = self._collect(terms, kind_list, limit, after, root_ids, around, latest)
         next_cursor = encode_cursor(revision, last[0], last[1], key) if more and last else None
         return self._answer(hits, next_cursor, revision, False, root_ids)
 
@@ -219,8 +223,9 @@ class Searcher:
         after: tuple[float, int] | None,
         root_ids: list[int] | None,
         count: int,
-    ) -> list[tuple[int, float]]:
-        """The next ``count`` candidates in (rank, rowid) order, all filters inside SQL."""
+        latest: bool = False,
+    ) -> list[tuple[int, float, float]]:
+        """The next ``count`` (rowid, rank, order key) candidates, every filter inside SQL."""
         selects: list[str] = []
         params: list[Any] = []
         main_kinds = [k for k in kinds if k != "tool_output"]
@@ -234,9 +239,22 @@ class Searcher:
         if "tool_output" in kinds:
             selects.append("SELECT rowid, rank FROM outputs WHERE outputs MATCH ?")
             params.append(match_expression(terms, phrases=False))
-        sql = "SELECT rowid, rank FROM (" + " UNION ALL ".join(selects) + ") WHERE 1"
+        if latest:
+            # Newest first: the source's last activity, then later messages first.
+            key = (
+                f"coalesce((SELECT last_activity_at FROM sources WHERE id = rowid >> "
+                f"{SOURCE_SHIFT}), 0)"
+            )
+            order, after_cmp = "key DESC, rowid DESC", "(key < ? OR (key = ? AND rowid < ?))"
+        else:
+            key, order, after_cmp = "rank", "key, rowid", "(key > ? OR (key = ? AND rowid > ?))"
+        sql = (
+            f"SELECT rowid, rank, key FROM (SELECT rowid, rank, {key} AS key FROM ("
+            + " UNION ALL ".join(selects)
+            + ")) WHERE 1"
+        )
         if after is not None:
-            sql += " AND (rank > ? OR (rank = ? AND rowid > ?))"
+            sql += f" AND {after_cmp}"
             params.extend([after[0], after[0], after[1]])
         if root_ids is not None:
             sql += (
@@ -244,10 +262,12 @@ class Searcher:
                 f"({', '.join('?' for _ in root_ids)}))"
             )
             params.extend(root_ids)
-        sql += " ORDER BY rank, rowid LIMIT ?"
+        sql += f" ORDER BY {order} LIMIT ?"
         params.append(count)
         try:
-            return [(int(r[0]), float(r[1])) for r in self.catalog.db.execute(sql, params)]
+            return [
+                (int(r[0]), float(r[1]), float(r[2])) for r in self.catalog.db.execute(sql, params)
+            ]
         except sqlite3.OperationalError as exc:
             raise QueryError("query cannot be searched") from exc
 
@@ -259,6 +279,7 @@ class Searcher:
         after: tuple[float, int] | None,
         root_ids: list[int] | None,
         around: int,
+        latest: bool,
     ) -> tuple[list[dict[str, Any]], tuple[float, int] | None, bool]:
         hits: list[dict[str, Any]] = []
         sources: dict[int, _SourceRow | None] = {}
@@ -266,12 +287,12 @@ class Searcher:
         try:
             for _ in range(MAX_BATCHES):
                 want = limit - len(hits)
-                batch = self._candidates(terms, kinds, last, root_ids, want + 1)
-                for rowid, rank in batch:
+                batch = self._candidates(terms, kinds, last, root_ids, want + 1, latest)
+                for rowid, rank, order_key in batch:
                     if len(hits) == limit:
                         return hits, last, True  # another candidate follows ``last``
                     hit = self._hydrate(rowid, rank, terms, sources, around)
-                    last = (rank, rowid)
+                    last = (order_key, rowid)
                     if hit is not None:
                         hits.append(hit)
                 if len(batch) <= want:

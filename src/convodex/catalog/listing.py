@@ -1,0 +1,289 @@
+"""The session tree and its summary cache (SPEC L10).
+
+Rows are the sources the catalog knows. A row's summary (title, counts, activity,
+workspace) comes from a cache, format 2, whose entries each carry the source's
+manifest identity (device, inode, size, mtime) and log signature (hashes of the
+head and of the bytes before the indexed offset); a mismatch, or any other cache
+format, is ignored and rebuilt. The progressive tree never replays a transcript in
+the request: rows whose summary is not cheap to know are reported pending. A failed
+cache write keeps the summaries in memory and retries with exponential backoff.
+Losing the cache loses nothing but time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import threading
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from convodex.catalog.batches import signature
+from convodex.catalog.db import Catalog
+from convodex.sources.base import Budget, ReadResult
+from convodex.sources.discover import FORMATS
+
+CACHE_FORMAT = 2
+HEAD_BYTES = 4096
+MAX_BACKOFF = 60.0
+
+
+@dataclass(slots=True)
+class Summary:
+    title: str | None
+    workspaceRoot: str | None  # noqa: N815 - JSON field names
+    messageCount: int  # noqa: N815
+    firstActivityAt: int | None  # noqa: N815
+    lastActivityAt: int | None  # noqa: N815
+    parentId: str | None = None  # noqa: N815
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """What must not change for a cached summary to stay valid."""
+
+    device: int
+    inode: int
+    size: int
+    mtime_ns: int
+    head: str
+    prefix: str
+
+    @classmethod
+    def of(cls, path: str) -> Identity:
+        st = os.stat(path)
+        with open(path, "rb") as handle:
+            head = hashlib.blake2b(handle.read(HEAD_BYTES), digest_size=12).hexdigest()
+        return cls(
+            st.st_dev,
+            st.st_ino,
+            st.st_size,
+            st.st_mtime_ns,
+            head,
+            signature(path, st.st_size).hex(),
+        )
+
+
+def summarize(path: str, fmt: str) -> Summary:
+    """Replay one source for its summary: the expensive path, kept off requests."""
+    reader = FORMATS[fmt]
+    info = reader.info(Path(path))
+    result = ReadResult(0, 0)
+    first: int | None = None
+    last: int | None = None
+    for message in reader.read(Path(path), result, Budget.from_env()):
+        if message.created_at is not None:
+            first = message.created_at if first is None else min(first, message.created_at)
+            last = message.created_at if last is None else max(last, message.created_at)
+    return Summary(
+        info.title,
+        info.workspace_root,
+        result.next_index,
+        first or info.created_at,
+        last or info.updated_at,
+        info.parent_id,
+    )
+
+
+class SummaryCache:
+    """Summaries by source path, persisted as JSON beside the catalog."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.entries: dict[str, tuple[Identity, Summary]] = {}
+        self.failed: set[str] = set()
+        self.verified: set[str] = set()
+        self.dirty = False
+        self.write_failures = 0
+        self.next_write = 0.0
+        self.lock = threading.Lock()
+        self._load()
+
+    def _load(self) -> None:
+        if self.path is None:
+            return
+        try:
+            data = msgspec.json.decode(self.path.read_bytes())
+        except (OSError, msgspec.DecodeError):
+            return
+        if not isinstance(data, dict) or data.get("format") != CACHE_FORMAT:
+            return  # another format: ignored, rebuilt as sources are summarized
+        for key, entry in (data.get("entries") or {}).items():
+            with contextlib.suppress(TypeError, KeyError, ValueError):
+                self.entries[key] = (Identity(**entry["identity"]), Summary(**entry["summary"]))
+
+    def get(self, path: str) -> Summary | None:
+        """A cached summary, only while the source's identity and signature still match."""
+        with self.lock:
+            entry = self.entries.get(path)
+        if entry is None:
+            return None
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        cached, summary = entry
+        if (cached.device, cached.inode, cached.size, cached.mtime_ns) != (
+            st.st_dev,
+            st.st_ino,
+            st.st_size,
+            st.st_mtime_ns,
+        ):
+            return None
+        if path not in self.verified:  # first use in this process: check the log signature
+            try:
+                if Identity.of(path) != cached:
+                    return None
+            except OSError:
+                return None
+            self.verified.add(path)
+        return summary
+
+    def put(self, path: str, identity: Identity, summary: Summary) -> None:
+        with self.lock:
+            self.entries[path] = (identity, summary)
+            self.verified.add(path)
+            self.failed.discard(path)
+            self.dirty = True
+
+    def flush(self, now: float | None = None) -> bool:
+        """Persist if dirty; a failure keeps memory and backs off exponentially."""
+        now = time.monotonic() if now is None else now
+        if self.path is None or not self.dirty or now < self.next_write:
+            return False
+        with self.lock:
+            payload = {
+                "format": CACHE_FORMAT,
+                "entries": {
+                    key: {"identity": asdict(ident), "summary": asdict(summary)}
+                    for key, (ident, summary) in self.entries.items()
+                },
+            }
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        try:
+            tmp.write_bytes(msgspec.json.encode(payload))
+            os.chmod(tmp, 0o600)
+            os.replace(tmp, self.path)
+        except OSError:
+            self.write_failures += 1
+            self.next_write = now + min(MAX_BACKOFF, 0.5 * 2**self.write_failures)
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            return False
+        self.dirty = False
+        self.write_failures = 0
+        self.next_write = 0.0
+        return True
+
+
+class Listing:
+    """The session tree over one catalog, with the shared summary resolver."""
+
+    def __init__(self, cache: SummaryCache) -> None:
+        self.cache = cache
+        self.revision = 0
+
+    def resolve(self, path: str, fmt: str, cheap_only: bool) -> Summary | None:
+        """The shared resolver: cache, else a replay (unless only cheap answers are wanted)."""
+        summary = self.cache.get(path)
+        if summary is not None or cheap_only:
+            return summary
+        try:
+            identity = Identity.of(path)
+            summary = summarize(path, fmt)
+        except Exception:  # noqa: BLE001 - any failure marks this row's metadata failed
+            with self.cache.lock:
+                self.cache.failed.add(path)
+            return None
+        self.cache.put(path, identity, summary)
+        self.revision += 1
+        return summary
+
+    def refresh(self, catalog: Catalog, limit: int = 64) -> int:
+        """Background work: summarize up to ``limit`` sources that have none yet."""
+        done = 0
+        for path, fmt in catalog.db.execute("SELECT path, format FROM sources ORDER BY id"):
+            if done >= limit:
+                break
+            if self.cache.get(path) is None and path not in self.cache.failed:
+                self.resolve(path, fmt, cheap_only=False)
+                done += 1
+        self.cache.flush()
+        return done
+
+    def tree(
+        self,
+        catalog: Catalog,
+        runtime: Any,
+        progressive: bool,
+        retry_failed: bool = False,
+    ) -> dict[str, Any]:
+        if retry_failed:
+            with self.cache.lock:
+                self.cache.failed.clear()
+        rows = []
+        pending = failed = 0
+        for row in catalog.db.execute(
+            "SELECT path, format, session_id, subagent, health, pending, message_count, "
+            "last_activity_at FROM sources ORDER BY id"
+        ):
+            path, fmt, session_id, subagent, health, is_pending, count, last = row
+            summary = self.resolve(path, fmt, cheap_only=progressive)
+            if summary is None and fmt == "session_log" and not is_pending and health == "ok":
+                # Native and indexed: the catalog's checkpoint and the sidecar are enough.
+                native = FORMATS[fmt].info(Path(path))
+                summary = Summary(
+                    native.title,
+                    native.workspace_root,
+                    count,
+                    native.created_at,
+                    last,
+                    native.parent_id,
+                )
+            if summary is None:
+                if path in self.cache.failed:
+                    failed += 1
+                else:
+                    pending += 1
+            info = FORMATS[fmt].info(Path(path)) if summary is None else None
+            rows.append(
+                {
+                    "sessionId": session_id,
+                    "sessionPath": path,
+                    "sourceFormat": fmt,
+                    "title": summary.title if summary else (info.title if info else None),
+                    "workspaceRoot": summary.workspaceRoot if summary else None,
+                    "messageCount": summary.messageCount if summary else None,
+                    "firstActivityAt": summary.firstActivityAt if summary else None,
+                    "lastActivityAt": summary.lastActivityAt if summary else None,
+                    "subagent": bool(subagent),
+                    "parentId": summary.parentId if summary else (info.parent_id if info else None),
+                    "health": health,
+                    "open": session_id in runtime.open,
+                    "running": session_id in runtime.running,
+                    "current": session_id == runtime.current,
+                }
+            )
+        self.cache.flush()
+        scanned = catalog.db.execute(
+            "SELECT count(*) FROM roots WHERE completed_generation > 0"
+        ).fetchone()[0]
+        if not scanned:
+            state = "scanning"
+        elif pending or failed:
+            state = "partial"
+        else:
+            state = "complete"
+        return {
+            "rows": rows,
+            "listingState": state,
+            "listingRevision": self.revision,
+            "countsComplete": pending == 0 and failed == 0,
+            "pendingMetadata": pending,
+            "failedMetadata": failed,
+        }

@@ -1,0 +1,228 @@
+"""The process-local background scheduler (SPEC L9, L5 freshness).
+
+One worker thread owns index rebuilds and listing-metadata work for this process.
+Work is per source and coalesced by path. Interactive reads preempt it at batch
+boundaries and it resumes afterwards; listing refreshes only defer new work. A scan
+keeps its generation across yields, and only a completed scan removes the rows of
+sources that vanished. Other processes run their own schedulers on the same catalog
+file; SQLite transactions keep them from corrupting each other.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from convodex.catalog.batches import PendingSource
+from convodex.catalog.db import Catalog
+from convodex.catalog.indexer import Indexer
+from convodex.errors import ConvodexError
+from convodex.hints import HintQueue
+from convodex.sources.base import Budget
+from convodex.sqlite import sqlite3
+
+CHUNK_BYTES = 4 * 1024 * 1024
+CHUNK_SOURCES = 16
+DEFER_SECONDS = 0.05
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """A progress notification: counts only, never content."""
+
+    reason: str
+    revision: int
+    indexed: int
+    total: int
+    pending: int
+    failed: int
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "revision": self.revision,
+            "indexed": self.indexed,
+            "total": self.total,
+            "pending": self.pending,
+            "failed": self.failed,
+            "reason": self.reason,
+        }
+
+
+class Scheduler:
+    """Keeps one catalog current for a set of roots, on one background thread."""
+
+    def __init__(
+        self,
+        catalog: Catalog,
+        roots: list[Path],
+        *,
+        budget: Budget | None = None,
+        hints: HintQueue | None = None,
+        rescan_seconds: float = 60.0,
+    ) -> None:
+        self.catalog = catalog
+        self.roots = roots
+        self.hints = hints or HintQueue()
+        self.indexer = Indexer(catalog, budget, helper_process=False)
+        self.rescan_seconds = rescan_seconds
+        self.listeners: list[Callable[[Event], None]] = []
+        self.scans_completed = 0
+        self.generation = 0
+        self.reason = "idle"
+        self.errors = 0
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._scan_requested = threading.Event()
+        self._gate = threading.Event()
+        self._gate.set()
+        self._interactive = 0
+        self._lock = threading.Lock()
+        self._defer_until = 0.0
+        self._last_scan = 0.0
+        self._thread = threading.Thread(target=self._run, name="convodex-scheduler", daemon=True)
+
+    # -- control ------------------------------------------------------------------
+
+    def start(self, scan: bool = True) -> Scheduler:
+        if scan:
+            self._scan_requested.set()
+            self._wake.set()
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._gate.set()
+        self._wake.set()
+        self._thread.join(30)
+
+    def request_scan(self) -> None:
+        self._scan_requested.set()
+        self._wake.set()
+
+    def hint(self, path: str | Path) -> None:
+        """A source changed: index it before any other queued work."""
+        self.hints.send(path)
+        self._wake.set()
+
+    @contextlib.contextmanager
+    def interactive(self) -> Iterator[None]:
+        """Hold background work at its next batch boundary while a person waits."""
+        with self._lock:
+            self._interactive += 1
+            self._gate.clear()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._interactive -= 1
+                if self._interactive == 0:
+                    self._gate.set()
+
+    def defer(self) -> None:
+        """A lightweight refresh: delay new work briefly, never pause running work."""
+        self._defer_until = time.monotonic() + DEFER_SECONDS
+
+    @property
+    def busy(self) -> bool:
+        return self.reason != "idle"
+
+    # -- the worker ---------------------------------------------------------------
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            due = self._last_scan + self.rescan_seconds - time.monotonic()
+            self._wake.wait(timeout=max(0.0, due) if self._last_scan else None)
+            self._wake.clear()
+            if self._stop.is_set():
+                break
+            try:
+                self._drain_hints()
+                if self._scan_requested.is_set() or (
+                    self._last_scan and time.monotonic() >= self._last_scan + self.rescan_seconds
+                ):
+                    self._scan_requested.clear()
+                    self._wait_for_deferral()
+                    self._scan()
+            except (ConvodexError, sqlite3.Error, OSError):
+                self.errors += 1  # counted, retried by the next scan; never fatal
+                self._last_scan = time.monotonic()
+            self.reason = "idle"
+
+    def _wait_for_deferral(self) -> None:
+        while not self._stop.is_set() and time.monotonic() < self._defer_until:
+            time.sleep(self._defer_until - time.monotonic())
+
+    def _boundary(self) -> bool:
+        """Between batches: yield to interactive reads, serve hints first; False to stop."""
+        self._gate.wait()
+        self._drain_hints()
+        return not self._stop.is_set()
+
+    def _drain_hints(self) -> None:
+        paths = self.hints.drain()
+        if not paths:
+            return
+        self.reason = "hint"
+        for path in paths:
+            src = self.indexer.source_by_path(path) or self.indexer.register_path(path)
+            if src is not None:
+                self.indexer.index_sources([src])
+        self._notify("hint")
+
+    def _scan(self) -> None:
+        """A full scan: register, index pending sources in small chunks, then clean up."""
+        self.reason = "scan"
+        root_ids = [self.indexer.scan_root(root) for root in self.roots if root.is_dir()]
+        self.generation += 1
+        self._notify("scan")
+        self.reason = "index"
+        for chunk in _chunks(self.indexer.pending_sources(root_ids)):
+            if not self._boundary():
+                return  # interrupted: the generation stays open, nothing is removed
+            self.indexer.index_sources(chunk)
+            self._notify("index")
+        if not self._boundary():
+            return
+        removed = sum(self.indexer.complete_scan(root_id) for root_id in root_ids)
+        self.indexer.release_free_pages()
+        self.scans_completed += 1
+        self._last_scan = time.monotonic()
+        self._notify("removed" if removed else "complete")
+
+    def _notify(self, reason: str) -> None:
+        from convodex.catalog.search import progress
+
+        state = progress(self.catalog)
+        event = Event(
+            reason,
+            state["revision"],
+            state["indexed"],
+            state["total"],
+            state["pending"],
+            state["failed"],
+        )
+        for listener in list(self.listeners):
+            listener(event)
+
+
+def _chunks(sources: list[PendingSource]) -> Iterator[list[PendingSource]]:
+    """Small groups of sources: a preemption point at least every few MiB."""
+    chunk: list[PendingSource] = []
+    size = 0
+    for src in sources:
+        try:
+            size += max(0, Path(src.path).stat().st_size - src.byte_offset)
+        except OSError:
+            pass
+        chunk.append(src)
+        if size >= CHUNK_BYTES or len(chunk) >= CHUNK_SOURCES:
+            yield chunk
+            chunk, size = [], 0
+    if chunk:
+        yield chunk
