@@ -34,6 +34,10 @@ def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Never touch the developer's real data or cache dirs."""
     monkeypatch.setenv("CONVODEX_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("CONVODEX_CACHE_HOME", str(tmp_path / "default-cache"))
+    # Other agents' default roots hang off the home directory.
+    monkeypatch.setenv("HOME", str(tmp_path / "user-home"))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    monkeypatch.delenv("CODEX_HOME", raising=False)
 
 
 CliRun = Callable[..., Result]

@@ -98,7 +98,7 @@ def test_index_defaults_to_convodex_own_sessions(tmp_path: Path, cli) -> None:  
     own = tmp_path / "home" / "sessions"  # CONVODEX_HOME is tmp_path/home in tests
     write_session(own, "mine", SESSION)
     out = as_json(cli("index", "--json"))
-    assert out["roots"] == [str(own)] and out["stats"]["indexed"] == 1
+    assert out["roots"][0] == str(own) and out["stats"]["indexed"] == 1
 
 
 def test_demo_uses_the_bundled_corpus_when_there_are_no_sessions(cli) -> None:  # type: ignore[no-untyped-def]
