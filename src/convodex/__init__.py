@@ -11,9 +11,11 @@ from convodex.errors import (
     SourceError,
     Unauthorized,
 )
+from convodex.sources.base import Budget
 
 __all__ = [
     "AccessDenied",
+    "Budget",
     "CatalogError",
     "ConvodexError",
     "InvalidInput",

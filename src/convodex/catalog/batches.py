@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from convodex.errors import MalformedSource, SourceError
+from convodex.errors import SourceError
 from convodex.sources.base import Budget, ReadResult, SourceMessage, append_only
 from convodex.sources.discover import FORMATS, FileStat
 from convodex.text.documents import KINDS, Kind
@@ -260,8 +260,6 @@ class SourceReader:
                     yield batch
                     retained.release(retained.used)
                     batch = Batch(src.id, wipe=False)
-            if rebuild and result.next_index == 0 and result.errors:
-                raise MalformedSource(str(path), "no readable record")
             self._checkpoint(batch, path, st, result, errors_seen, True)
         except FileNotFoundError:
             self.stats.missing += 1  # vanished while being read

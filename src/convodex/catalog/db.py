@@ -1,6 +1,10 @@
-"""Opening the catalog (SPEC L8): private files, WAL, recorded migrations.
+"""Opening the catalog (SPEC L8): private files, WAL, recorded migrations, open policy.
 
-The catalog is a disposable projection; nothing in it is authoritative.
+The catalog is a disposable projection; nothing in it is authoritative. So the open
+policy prefers answering over failing: a remote or unusable cache directory gets an
+in-memory catalog, a corrupt file is renamed aside and rebuilt, and a file written by
+a newer build is kept untouched and served read-only ("degraded"). Only a catalog
+busy in another process is an error, because waiting is the right answer to it.
 """
 
 from __future__ import annotations
@@ -8,6 +12,8 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+import time
+import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,10 +38,22 @@ class Catalog:
     path: Path | None
     mode: Mode
     lock: threading.RLock = field(default_factory=threading.RLock)
+    # Why the catalog is not an ordinary disk catalog, or what the open policy did
+    # (names and numbers only, safe to print).
+    note: str | None = None
+    quarantined: Path | None = None
 
     @property
     def writable(self) -> bool:
         return self.mode != "degraded"
+
+    def require_writable(self) -> None:
+        """Refuse a write cleanly in degraded mode, before anything is touched."""
+        if not self.writable:
+            raise CatalogError(
+                f"the catalog at {self.path} is read-only (degraded mode: {self.note}); "
+                "it was left untouched: use the newer convodex, or move the file aside"
+            )
 
     def close(self) -> None:
         self.db.close()
@@ -49,6 +67,7 @@ class Catalog:
     @contextlib.contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """One write transaction; rolls back on any error."""
+        self.require_writable()
         with self.lock:
             self.db.execute("BEGIN IMMEDIATE")
             try:
@@ -76,7 +95,7 @@ class Catalog:
         return int(row[0])
 
 
-def _private_dir(path: Path) -> None:
+def private_dir(path: Path) -> None:
     path.mkdir(parents=True, exist_ok=True, mode=0o700)
     with contextlib.suppress(OSError):
         os.chmod(path, 0o700)
@@ -90,13 +109,17 @@ def _private_files(path: Path) -> None:
                 os.chmod(candidate, 0o600)
 
 
-def connect(target: str) -> sqlite3.Connection:
+def connect(target: str, *, read_only: bool = False) -> sqlite3.Connection:
     if SQLITE_VERSION < MIN_SQLITE:
         raise CatalogError(
             f"SQLite {'.'.join(map(str, SQLITE_VERSION))} is too old for the catalog; "
             "install pysqlite3-binary or a Python built with SQLite >= 3.43"
         )
-    db = sqlite3.connect(target, isolation_level=None, check_same_thread=False)
+    if read_only:
+        uri = f"file:{urllib.parse.quote(target)}?mode=ro"
+        db = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+    else:
+        db = sqlite3.connect(target, isolation_level=None, check_same_thread=False)
     db.execute(f"PRAGMA busy_timeout = {int(config.BUSY_TIMEOUT_MS)}")
     db.execute("PRAGMA foreign_keys = ON")
     return db
@@ -150,29 +173,312 @@ def _check_tokenizer(db: sqlite3.Connection) -> None:
     db.execute("COMMIT")
 
 
-def open_catalog(cache_dir: str | os.PathLike[str] | None = None) -> Catalog:
-    """Open (creating if needed) the catalog under the cache root."""
-    path = config.catalog_path(cache_dir)
-    try:
-        _private_dir(path.parent)
-        old_umask = os.umask(0o077)
+# -- the open policy (L8) ------------------------------------------------------------
+
+# Filesystem types on which SQLite's WAL locking cannot be trusted.
+REMOTE_FILESYSTEMS = frozenset(
+    {
+        "nfs",
+        "nfs4",
+        "cifs",
+        "smb",
+        "smb2",
+        "smb3",
+        "smbfs",
+        "afs",
+        "ncpfs",
+        "9p",
+        "fuse.sshfs",
+        "sshfs",
+        "ceph",
+        "glusterfs",
+        "fuse.glusterfs",
+        "lustre",
+        "gpfs",
+        "davfs",
+        "fuse.davfs2",
+    }
+)
+MOUNTINFO = Path("/proc/self/mountinfo")
+QUARANTINE_MARK = ".quarantine-"
+REBUILD_MARK = ".rebuild-"
+KEEP_QUARANTINED = 3
+# Larger files skip the quick check on open (it reads every page); doctor and
+# reindex still check them in full.
+QUICK_CHECK_MAX_BYTES = 8 * 1024 * 1024
+SIDE_FILES = ("-wal", "-shm")
+
+
+def _unescape_mount(field_: str) -> str:
+    """Mount points in mountinfo escape space, tab, newline and backslash as octal."""
+    out, i = [], 0
+    while i < len(field_):
+        if field_[i] == "\\" and i + 3 < len(field_) and field_[i + 1 : i + 4].isdigit():
+            out.append(chr(int(field_[i + 1 : i + 4], 8)))
+            i += 4
+        else:
+            out.append(field_[i])
+            i += 1
+    return "".join(out)
+
+
+def parse_mountinfo(text: str) -> list[tuple[str, str]]:
+    """(mount point, filesystem type) for each line of ``/proc/self/mountinfo``."""
+    mounts = []
+    for line in text.splitlines():
+        fields = line.split(" ")
+        if "-" not in fields or len(fields) < 5:
+            continue
+        sep = fields.index("-")
+        if sep + 1 >= len(fields):
+            continue
+        mounts.append((_unescape_mount(fields[4]), fields[sep + 1]))
+    return mounts
+
+
+def is_unc_path(path: str) -> bool:
+    """``\\\\server\\share`` or ``//server/share``: a network path on any platform."""
+    return path.startswith(("\\\\", "//")) and not path.startswith(("///", "\\\\\\"))
+
+
+def remote_filesystem(path: str | os.PathLike[str], mountinfo: str | None = None) -> str | None:
+    """The remote filesystem type ``path`` lives on, or ``None`` for a local one.
+
+    ``mountinfo`` is the text of ``/proc/self/mountinfo`` (read when not given; on
+    systems without it only UNC-like paths are recognised).
+    """
+    raw = os.fspath(path)
+    if is_unc_path(raw):
+        return "unc"
+    if mountinfo is None:
         try:
-            db = connect(str(path))
+            mountinfo = MOUNTINFO.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+    target = Path(os.path.abspath(raw))
+    # The nearest existing ancestor tells where a not-yet-created directory will live.
+    while not target.exists() and target.parent != target:
+        target = target.parent
+    with contextlib.suppress(OSError):
+        target = target.resolve()
+    best, fstype = -1, ""
+    for mount_point, kind in parse_mountinfo(mountinfo):
+        mount = Path(mount_point)
+        if (target == mount or target.is_relative_to(mount)) and len(mount.parts) > best:
+            best, fstype = len(mount.parts), kind
+    if fstype.lower() in REMOTE_FILESYSTEMS:
+        return fstype.lower()
+    return None
+
+
+def unusable_reason(folder: Path, mountinfo: str | None = None) -> str | None:
+    """Why a cache directory cannot hold the catalog file, or ``None`` when it can."""
+    remote = remote_filesystem(folder, mountinfo)
+    if remote is not None:
+        return f"the cache directory is on a remote filesystem ({remote})"
+    probe = folder
+    while not probe.exists() and probe.parent != probe:
+        probe = probe.parent
+    if not probe.is_dir():
+        return "the cache directory path is not a directory"
+    if not os.access(probe, os.W_OK | os.X_OK):
+        return "the cache directory is not writable"
+    return None
+
+
+def _sqlite_code(exc: BaseException) -> str:
+    return str(getattr(exc, "sqlite_errorname", "") or "")
+
+
+def is_busy(exc: BaseException) -> bool:
+    """ "Database is locked" is contention, never corruption."""
+    text = str(exc).lower()
+    return _sqlite_code(exc).startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or (
+        "database is locked" in text or "database table is locked" in text
+    )
+
+
+def is_access_problem(exc: BaseException) -> bool:
+    """Permission and can't-open errors: the file may be fine; it is just not ours to use."""
+    if isinstance(exc, PermissionError):
+        return True
+    text = str(exc).lower()
+    return _sqlite_code(exc).startswith(("SQLITE_CANTOPEN", "SQLITE_READONLY", "SQLITE_PERM")) or (
+        "unable to open" in text or "readonly" in text or "read-only" in text
+    )
+
+
+def side_files(path: Path) -> list[Path]:
+    return [Path(f"{path}{suffix}") for suffix in SIDE_FILES]
+
+
+def quarantined_files(path: Path) -> list[Path]:
+    """Quarantined copies of the catalog at ``path`` (main files only), oldest first."""
+    try:
+        names = [
+            p
+            for p in path.parent.iterdir()
+            if p.name.startswith(path.name + QUARANTINE_MARK) and not p.name.endswith(SIDE_FILES)
+        ]
+    except OSError:
+        return []
+    return sorted(names, key=lambda p: p.name)
+
+
+def quarantine(path: Path) -> Path:
+    """Rename the catalog and its ``-wal``/``-shm`` aside as ``<name>.quarantine-<ms>``.
+
+    The side files keep their suffixes, so SQLite can still open the quarantined copy
+    with its WAL for a post-mortem. Only the newest few copies are kept.
+    """
+    stamp = int(time.time() * 1000)
+    target = path.with_name(f"{path.name}{QUARANTINE_MARK}{stamp}")
+    while target.exists():
+        stamp += 1
+        target = path.with_name(f"{path.name}{QUARANTINE_MARK}{stamp}")
+    for source, dest in zip([path, *side_files(path)], [target, *side_files(target)], strict=True):
+        if source.exists():
+            os.replace(source, dest)
+    for old in quarantined_files(path)[:-KEEP_QUARANTINED]:
+        for file in [old, *side_files(old)]:
+            with contextlib.suppress(OSError):
+                file.unlink()
+    return target
+
+
+def remove_with_side_files(path: Path) -> None:
+    for file in [path, *side_files(path)]:
+        with contextlib.suppress(FileNotFoundError):
+            file.unlink()
+
+
+def stored_user_version(path: Path) -> int:
+    """``PRAGMA user_version`` of a file, read without writing or migrating anything."""
+    db = connect(str(path), read_only=True)
+    try:
+        return int(db.execute("PRAGMA user_version").fetchone()[0])
+    finally:
+        db.close()
+
+
+def _check(db: sqlite3.Connection, pragma: str) -> bool:
+    rows = db.execute(f"PRAGMA {pragma}").fetchall()
+    return len(rows) == 1 and rows[0][0] == "ok"
+
+
+def open_file(path: Path, *, check: bool = False) -> Catalog:
+    """Open (creating if needed) a writable catalog file: pragmas, migrations, checks.
+
+    Raises sqlite3 errors as they come; the policy around it is ``open_catalog``'s.
+    """
+    old_umask = os.umask(0o077)
+    try:
+        db = connect(str(path))
+        try:
             db.execute("PRAGMA auto_vacuum = INCREMENTAL")  # takes effect on a new file only
             db.execute("PRAGMA journal_mode = WAL")
             db.execute("PRAGMA synchronous = NORMAL")
+            if check and not _check(db, "quick_check"):
+                raise sqlite3.DatabaseError("database disk image is malformed (quick_check)")
             migrate(db)
-        finally:
-            os.umask(old_umask)
-    except sqlite3.Error as exc:
-        raise CatalogError(f"cannot open the catalog at {path}: {type(exc).__name__}") from exc
-    except OSError as exc:
-        raise CatalogError(f"cannot open the catalog at {path}: {exc.strerror}") from exc
+        except BaseException:
+            db.close()
+            raise
+    finally:
+        os.umask(old_umask)
     _private_files(path)
     return Catalog(db, path, "disk")
 
 
-def open_memory_catalog() -> Catalog:
+def open_degraded(path: Path, version: int) -> Catalog:
+    """A catalog from a newer build: read-only, untouched, searchable as far as it goes."""
+    db = connect(str(path), read_only=True)
+    note = f"schema {version} is newer than this build's {SCHEMA_VERSION}"
+    return Catalog(db, path, "degraded", note=note)
+
+
+def open_catalog(
+    cache_dir: str | os.PathLike[str] | None = None,
+    *,
+    check: bool | None = None,
+    mountinfo: str | None = None,
+) -> Catalog:
+    """Open the catalog under the cache root by the open policy (SPEC L8).
+
+    ``check`` runs ``PRAGMA quick_check`` first (default: for files up to
+    ``QUICK_CHECK_MAX_BYTES``); ``mountinfo`` stands in for ``/proc/self/mountinfo``.
+    """
+    path = config.catalog_path(cache_dir)
+    reason = unusable_reason(path.parent, mountinfo)
+    if reason is None:
+        try:
+            private_dir(path.parent)
+        except OSError as exc:
+            reason = f"the cache directory cannot be created ({type(exc).__name__})"
+    if reason is not None:
+        return open_memory_catalog(reason)
+    if check is None:
+        try:
+            check = path.stat().st_size <= QUICK_CHECK_MAX_BYTES
+        except OSError:
+            check = False
+    try:
+        return _open_disk(path, check)
+    except sqlite3.Error as exc:
+        raise CatalogError(f"cannot open the catalog at {path}: {type(exc).__name__}") from exc
+
+
+def _open_disk(path: Path, check: bool) -> Catalog:
+    quarantined: Path | None = None
+    for attempt in range(2):
+        try:
+            if path.exists():
+                version = stored_user_version(path)
+                if version > SCHEMA_VERSION:
+                    return open_degraded(path, version)
+            catalog = open_file(path, check=check)
+            catalog.quarantined = quarantined
+            if quarantined is not None:
+                catalog.note = f"a damaged catalog was moved aside to {quarantined.name}"
+            return catalog
+        except (sqlite3.Error, OSError, ValueError) as exc:
+            if is_busy(exc):
+                raise CatalogError(
+                    f"the catalog at {path} is locked by another process; try again"
+                ) from exc
+            if is_access_problem(exc):
+                return open_memory_catalog(
+                    f"the catalog file cannot be opened for writing ({type(exc).__name__})"
+                )
+            if attempt or not path.exists():
+                raise CatalogError(
+                    f"cannot open the catalog at {path}: {type(exc).__name__}"
+                ) from exc
+            quarantined = quarantine(path)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def open_memory_catalog(note: str | None = None) -> Catalog:
     db = connect(":memory:")
     migrate(db)
-    return Catalog(db, None, "memory")
+    return Catalog(db, None, "memory", note=note)
+
+
+def replace_catalog(new: Path, path: Path) -> None:
+    """Swap a rebuilt catalog file in for ``path`` atomically.
+
+    The new file must be closed and out of WAL mode. The old WAL is checkpointed
+    first and removed after, so it can never be replayed onto the new file.
+    """
+    if path.exists():
+        with contextlib.suppress(sqlite3.Error):
+            old = connect(str(path))
+            try:
+                old.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            finally:
+                old.close()
+    os.replace(new, path)
+    for file in side_files(path):
+        with contextlib.suppress(FileNotFoundError):
+            file.unlink()
+    _private_files(path)

@@ -185,6 +185,7 @@ class Indexer:
     def run(self, roots: Iterable[Path], progress: Progress | None = None) -> IndexStats:
         """Scan every root, index what is pending, then clean up vanished sources."""
         started = time.perf_counter()
+        self.catalog.require_writable()
         root_ids = [self.scan_root(root) for root in roots]
         self.index_pending(root_ids, progress)
         for root_id in root_ids:
@@ -218,6 +219,7 @@ class Indexer:
 
     def index_sources(self, sources: list[PendingSource], progress: Progress | None = None) -> None:
         """Read the sources and commit their rows in groups of about 8 MiB."""
+        self.catalog.require_writable()
         sizes = {src.id: _new_bytes(src) for src in sources}
         total, done = sum(sizes.values()), 0
         if progress:
@@ -242,7 +244,9 @@ class Indexer:
     ) -> Iterator[tuple[int, Iterable[Batch]]]:
         """Batches per source: small ones from a helper process on bulk runs."""
         reader = SourceReader(self.budget)
-        small = [s for s in sources if sizes[s.id] <= HELPER_MAX_SOURCE_BYTES]
+        # A helper returns a source whole, so whole sources must fit the retained budget.
+        whole = min(HELPER_MAX_SOURCE_BYTES, self.budget.max_retained_bytes)
+        small = [s for s in sources if sizes[s.id] <= whole]
         if self.helper_process and total >= HELPER_MIN_BYTES and len(small) > 1:
             context = multiprocessing.get_context("spawn")
             with context.Pool(1) as pool:
@@ -252,7 +256,7 @@ class Indexer:
                 ):
                     self.stats.add(stats)
                     yield src.id, batches
-            sources = [s for s in sources if sizes[s.id] > HELPER_MAX_SOURCE_BYTES]
+            sources = [s for s in sources if sizes[s.id] > whole]
         for src in sources:
             yield src.id, reader.batches(src)
         self.stats.add(reader.stats)

@@ -69,33 +69,77 @@ class SessionInfo:
     updated_at: int | None = None
 
 
+RESOURCES = ("log", "record", "retained", "dag_meta")
+
+
 @dataclass(frozen=True, slots=True)
 class Budget:
-    """Replay budgets (SPEC L6), in encoded bytes. Defaults come from the environment."""
+    """Replay budgets (SPEC L6), in encoded bytes; a value exactly at a limit passes.
 
-    max_log_bytes: int
-    max_record_bytes: int
-    max_retained_bytes: int
-    max_dag_meta_bytes: int
+    Fields left out take their value from the environment (``CONVODEX_REPLAY_MAX_*``),
+    so ``Budget(max_record_bytes=1 << 20)`` tightens one budget and keeps the rest.
+    """
+
+    max_log_bytes: int = field(default_factory=config.REPLAY_MAX_LOG_BYTES.value)
+    max_record_bytes: int = field(default_factory=config.REPLAY_MAX_RECORD_BYTES.value)
+    max_retained_bytes: int = field(default_factory=config.REPLAY_MAX_RETAINED_BYTES.value)
+    max_dag_meta_bytes: int = field(default_factory=config.REPLAY_MAX_DAG_META_BYTES.value)
+
+    def __post_init__(self) -> None:
+        for resource in RESOURCES:
+            if self.limit(resource) <= 0:
+                raise ValueError(f"the {resource} budget must be a positive number of bytes")
 
     @classmethod
     def from_env(cls) -> Budget:
-        return cls(
-            config.REPLAY_MAX_LOG_BYTES.value(),
-            config.REPLAY_MAX_RECORD_BYTES.value(),
-            config.REPLAY_MAX_RETAINED_BYTES.value(),
-            config.REPLAY_MAX_DAG_META_BYTES.value(),
-        )
+        return cls()
+
+    def limit(self, resource: str) -> int:
+        if resource == "log":
+            return self.max_log_bytes
+        if resource == "record":
+            return self.max_record_bytes
+        if resource == "retained":
+            return self.max_retained_bytes
+        if resource == "dag_meta":
+            return self.max_dag_meta_bytes
+        raise ValueError(f"unknown replay budget {resource!r}")
 
     def check(self, path: Path, resource: str, observed: int) -> None:
-        limit = {
-            "log": self.max_log_bytes,
-            "record": self.max_record_bytes,
-            "retained": self.max_retained_bytes,
-            "dag_meta": self.max_dag_meta_bytes,
-        }[resource]
+        """Raise ``SessionReplayLimitError`` when ``observed`` is over the limit."""
+        limit = self.limit(resource)
         if observed > limit:
             raise SessionReplayLimitError(str(path), resource, observed, limit)
+
+    def meter(self, path: Path, resource: str) -> BudgetMeter:
+        """An accumulating counter for one source replay (retained payloads, DAG metadata)."""
+        return BudgetMeter(self, path, resource)
+
+
+@dataclass(slots=True)
+class BudgetMeter:
+    """Aggregate accounting of one resource over one source replay.
+
+    A reader calls ``add`` with the encoded bytes of each payload it keeps and
+    ``release`` when it lets one go; going over the limit raises at once, before
+    more is kept.
+    """
+
+    budget: Budget
+    path: Path
+    resource: str
+    used: int = 0
+
+    @property
+    def limit(self) -> int:
+        return self.budget.limit(self.resource)
+
+    def add(self, nbytes: int) -> None:
+        self.budget.check(self.path, self.resource, self.used + nbytes)
+        self.used += nbytes
+
+    def release(self, nbytes: int) -> None:
+        self.used = max(0, self.used - nbytes)
 
 
 class SourceFormat(Protocol):

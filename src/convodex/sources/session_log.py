@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import msgspec
 
@@ -28,6 +28,7 @@ EXCLUDED_SUFFIXES = (".events.jsonl", ".turns.jsonl", ".conflicts.jsonl", ".guar
 ARCHIVE_DIR_NAMES = frozenset({"archive", "archived", "archived_sessions"})
 _SKIPPED_ROLES = frozenset({"system", "developer"})
 _META_ORIGINS = frozenset({"pinned", "context", "system", "injected"})
+_SKIP_CHUNK = 1024 * 1024
 
 
 class _Function(msgspec.Struct):
@@ -57,6 +58,22 @@ class _Record(msgspec.Struct):
     is_error: bool | None = None
 
 
+class _Head(msgspec.Struct):
+    """Preflight (SPEC L6): what decides a record's role and kind, never its payload.
+
+    ``content`` and ``tool_calls`` are not fields here, so msgspec skips over them
+    while scanning: a 64 MiB string costs no decoded copy until the record is known
+    to be a message that yields documents.
+    """
+
+    role: str | None = None
+    tool_call_id: str | None = None
+    createdAt: int | float | None = None  # noqa: N815 - the format's own key
+    meta: bool | None = None
+    isMeta: bool | None = None  # noqa: N815
+    origin: str | None = None
+
+
 class _Meta(msgspec.Struct):
     id: str | None = None
     name: str | None = None
@@ -76,6 +93,7 @@ class _SubagentMeta(msgspec.Struct):
 
 
 _decode_record = msgspec.json.Decoder(_Record).decode
+_decode_head = msgspec.json.Decoder(_Head).decode
 _decode_meta = msgspec.json.Decoder(_Meta).decode
 _decode_submeta = msgspec.json.Decoder(_SubagentMeta).decode
 
@@ -150,6 +168,34 @@ def documents_of(record: _Record, tool_names: dict[str, str]) -> list[Document] 
     return docs
 
 
+def preflight(line: bytes | memoryview) -> tuple[_Head, bool]:
+    """(head, shown) of one encoded record, decoding no copy of its payload strings.
+
+    ``shown`` is False for system and meta records, which display but yield no
+    documents, so their bodies are never decoded at all.
+    """
+    head = _decode_head(line)
+    if head.role is None:
+        raise RecordError("record has no role")
+    hidden = (
+        head.role in _SKIPPED_ROLES
+        or bool(head.meta)
+        or bool(head.isMeta)
+        or head.origin in _META_ORIGINS
+    )
+    return head, not hidden
+
+
+def _skip_rest_of_line(handle: BinaryIO) -> int:
+    """Bytes up to and including the next newline, read in chunks and not kept."""
+    skipped = 0
+    while True:
+        chunk = handle.readline(_SKIP_CHUNK)
+        skipped += len(chunk)
+        if not chunk or chunk.endswith(b"\n"):
+            return skipped
+
+
 def _text_document(role: str, text: str) -> Document:
     return Document(0, "user_text" if role == "user" else "assistant_text", text)
 
@@ -164,25 +210,36 @@ class SessionLogFormat:
     name = NAME
 
     def read(self, path: Path, result: ReadResult, budget: Budget) -> Iterator[SourceMessage]:
+        """Messages from the checkpoint on, under the log and record budgets (SPEC L6).
+
+        A record's encoded size is its line as stored, line terminator included; a
+        line over the record budget is measured in chunks, never held whole.
+        """
         size = os.stat(path).st_size
         budget.check(path, "log", size)
+        record_limit = budget.max_record_bytes
         tool_names: dict[str, str] = {}
         with open(path, "rb") as handle:
             handle.seek(result.end_offset)
             offset = result.end_offset
-            for line in handle:
+            while True:
+                line = handle.readline(record_limit + 1)
+                if not line:
+                    break
                 length = len(line)
                 complete = line.endswith(b"\n")
-                budget.check(path, "record", length)
-                body = line.strip()
-                if not body:
+                if length > record_limit:
+                    if not complete:
+                        length += _skip_rest_of_line(handle)
+                    budget.check(path, "record", length)
+                if line.isspace():
                     offset += length
                     result.end_offset = offset
                     result.bytes_read += length
                     continue
                 try:
-                    record = _decode_record(body)
-                    docs = documents_of(record, tool_names)
+                    head, shown = preflight(line)
+                    docs = documents_of(_decode_record(line), tool_names) if shown else None
                 except (msgspec.DecodeError, RecordError, RecursionError) as exc:
                     if not complete:
                         break  # a half-written last line: wait for the writer to finish it
@@ -191,12 +248,13 @@ class SessionLogFormat:
                     result.end_offset = offset
                     result.bytes_read += length
                     continue
+                del line
                 message = SourceMessage(
                     result.next_index,
                     offset,
-                    len(line),
-                    record.role or "",
-                    _created_at(record.createdAt),
+                    length,
+                    head.role or "",
+                    _created_at(head.createdAt),
                     docs or [],
                 )
                 offset += length

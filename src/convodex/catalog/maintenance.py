@@ -1,0 +1,229 @@
+"""Operations on the catalogs (SPEC L11): a read-only doctor and a safe rebuild.
+
+Both report names, paths, counts and error classes only: never queries, tokens,
+snippets, message text, tool arguments or provider content.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from convodex import config
+from convodex.catalog.db import (
+    QUARANTINE_MARK,
+    REBUILD_MARK,
+    SCHEMA_VERSION,
+    connect,
+    is_busy,
+    open_file,
+    private_dir,
+    quarantined_files,
+    remove_with_side_files,
+    replace_catalog,
+    side_files,
+    stored_user_version,
+    unusable_reason,
+)
+from convodex.catalog.indexer import Indexer
+from convodex.catalog.search import progress
+from convodex.errors import CatalogError
+from convodex.sources.base import Budget
+from convodex.sqlite import sqlite3
+
+HEALTHS = ("ok", "stale", "failed", "missing")
+
+
+def _size(path: Path) -> int:
+    total = 0
+    for file in [path, *side_files(path)]:
+        with contextlib.suppress(OSError):
+            total += file.stat().st_size
+    return total
+
+
+def _quarantine_report(path: Path) -> list[dict[str, Any]]:
+    out = []
+    for file in quarantined_files(path):
+        stamp = file.name.rsplit(QUARANTINE_MARK, 1)[-1]
+        out.append(
+            {
+                "path": str(file),
+                "sizeBytes": _size(file),
+                "quarantinedAt": int(stamp) if stamp.isdigit() else None,
+            }
+        )
+    return out
+
+
+def doctor_history(
+    cache_dir: str | os.PathLike[str] | None = None, mountinfo: str | None = None
+) -> dict[str, Any]:
+    """The history catalog's state, read-only: never creates, migrates or repairs a file."""
+    path = config.catalog_path(cache_dir)
+    report: dict[str, Any] = {
+        "name": "history",
+        "path": str(path),
+        "exists": path.is_file(),
+        "mode": "disk",
+        "schema": None,
+        "supportedSchema": SCHEMA_VERSION,
+        "integrity": None,
+        "sizeBytes": _size(path),
+        "sources": dict.fromkeys(HEALTHS, 0),
+        "pending": 0,
+        "lineErrors": 0,
+        "errorClasses": {},
+        "revision": None,
+        "quarantined": _quarantine_report(path),
+        "note": None,
+    }
+    reason = unusable_reason(path.parent, mountinfo)
+    if reason is not None:
+        report.update(mode="memory", note=f"{reason}: catalogs live in memory only")
+        return report
+    if not report["exists"]:
+        report.update(integrity="missing", note="no catalog yet: `convodex index` creates it")
+        return report
+    try:
+        db = connect(str(path), read_only=True)
+    except sqlite3.Error as exc:
+        report.update(integrity="unreadable", note=f"cannot open: {type(exc).__name__}")
+        return report
+    try:
+        _inspect(db, report)
+    except sqlite3.Error as exc:
+        if is_busy(exc):
+            report.update(integrity="busy", note="locked by another process; try again")
+        else:
+            report.update(integrity="unreadable", note=f"cannot read: {type(exc).__name__}")
+    finally:
+        db.close()
+    return report
+
+
+def _inspect(db: sqlite3.Connection, report: dict[str, Any]) -> None:
+    version = int(db.execute("PRAGMA user_version").fetchone()[0])
+    report["schema"] = version
+    if version > SCHEMA_VERSION:
+        report["mode"] = "degraded"
+        report["note"] = (
+            f"schema {version} is newer than this build's {SCHEMA_VERSION}: "
+            "served read-only and left untouched"
+        )
+    rows = db.execute("PRAGMA integrity_check").fetchall()
+    report["integrity"] = "ok" if [tuple(r) for r in rows] == [("ok",)] else "failed"
+    if report["integrity"] != "ok":
+        report["note"] = (
+            f"{len(rows)} integrity problems: the next `convodex index` quarantines and "
+            "rebuilds it, or run `convodex catalogs reindex history`"
+        )
+        return
+    for health, count in db.execute("SELECT health, count(*) FROM sources GROUP BY health"):
+        report["sources"][str(health)] = int(count)
+    pending, line_errors = db.execute(
+        "SELECT coalesce(sum(pending), 0), coalesce(sum(line_errors), 0) FROM sources"
+    ).fetchone()
+    report["pending"], report["lineErrors"] = int(pending), int(line_errors)
+    report["errorClasses"] = {
+        str(name): int(count)
+        for name, count in db.execute(
+            "SELECT error_class, count(*) FROM sources WHERE error_class IS NOT NULL "
+            "GROUP BY error_class ORDER BY error_class"
+        )
+    }
+    row = db.execute("SELECT value FROM catalog_meta WHERE key = 'revision'").fetchone()
+    report["revision"] = int(row[0]) if row else 0
+
+
+def doctor_catalogs(
+    cache_dir: str | os.PathLike[str] | None = None, mountinfo: str | None = None
+) -> list[dict[str, Any]]:
+    """Every local catalog's report (today: the history search catalog)."""
+    return [doctor_history(cache_dir, mountinfo)]
+
+
+def recorded_roots(path: Path) -> list[Path]:
+    """Roots a catalog file knows, read-only; none when it cannot be read."""
+    if not path.is_file():
+        return []
+    try:
+        db = connect(str(path), read_only=True)
+    except sqlite3.Error:
+        return []
+    try:
+        return [Path(row[0]) for row in db.execute("SELECT path FROM roots ORDER BY id")]
+    except sqlite3.Error:
+        return []
+    finally:
+        db.close()
+
+
+def reindex_history(
+    roots: Iterable[Path],
+    cache_dir: str | os.PathLike[str] | None = None,
+    *,
+    budget: Budget | None = None,
+    mountinfo: str | None = None,
+) -> dict[str, Any]:
+    """Rebuild the history catalog from ``roots`` into a new file, then swap it in.
+
+    The old catalog serves searches until the swap and stays as it was if the
+    rebuild fails. A catalog from a newer build is refused, never replaced.
+    """
+    path = config.catalog_path(cache_dir)
+    reason = unusable_reason(path.parent, mountinfo)
+    if reason is not None:
+        raise CatalogError(f"cannot rebuild the catalog on disk: {reason}")
+    root_list = list(dict.fromkeys(roots))
+    if path.exists():
+        try:
+            version = stored_user_version(path)
+        except sqlite3.Error as exc:
+            if is_busy(exc):
+                raise CatalogError(
+                    f"the catalog at {path} is locked by another process; try again"
+                ) from exc
+            version = 0  # damaged: the rebuild replaces it
+        if version > SCHEMA_VERSION:
+            raise CatalogError(
+                f"the catalog at {path} has schema {version}, newer than this build's "
+                f"{SCHEMA_VERSION}; it was left untouched"
+            )
+    try:
+        private_dir(path.parent)
+    except OSError as exc:
+        raise CatalogError(f"cannot create the cache directory ({type(exc).__name__})") from exc
+    new = path.with_name(f"{path.name}{REBUILD_MARK}{os.getpid()}")
+    remove_with_side_files(new)
+    try:
+        catalog = open_file(new)
+        try:
+            stats = Indexer(catalog, budget).run([r for r in root_list if r.is_dir()])
+            state = progress(catalog)
+            catalog.db.execute("PRAGMA journal_mode = DELETE")  # one self-contained file
+        finally:
+            catalog.close()
+        replaced = path.exists()
+        replace_catalog(new, path)
+    except Exception as exc:
+        remove_with_side_files(new)
+        if isinstance(exc, CatalogError):
+            raise
+        raise CatalogError(
+            f"the rebuild failed ({type(exc).__name__}); the old catalog was kept"
+        ) from exc
+    except BaseException:
+        remove_with_side_files(new)
+        raise
+    return {
+        "name": "history",
+        "path": str(path),
+        "replaced": replaced,
+        "roots": [str(r) for r in root_list],
+        "stats": stats.as_json(),
+        "progress": state,
+    }
