@@ -138,6 +138,9 @@ def index(roots: tuple[Path, ...], cache_dir: Path | None, as_json: bool) -> Non
 @click.option("--cursor", help="nextCursor from a previous page.")
 @click.option("--around", type=int, default=0, help="Messages of context before and after.")
 @click.option("--wait", is_flag=True, help="Index the roots first, then search.")
+@click.option(
+    "--include-subagents", is_flag=True, help="Also search sub-agent and headless sessions."
+)
 @root_options
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def search(
@@ -147,6 +150,7 @@ def search(
     cursor: str | None,
     around: int,
     wait: bool,
+    include_subagents: bool,
     roots: tuple[Path, ...],
     cache_dir: Path | None,
     as_json: bool,
@@ -157,7 +161,13 @@ def search(
         if wait:
             _index(catalog, root_list or _roots(()), not as_json and sys.stderr.isatty())
         result = Searcher(catalog).search(
-            query, kinds=list(kinds), limit=limit, cursor=cursor, roots=root_list, around=around
+            query,
+            kinds=list(kinds),
+            limit=limit,
+            cursor=cursor,
+            roots=root_list,
+            around=around,
+            include_subagents=include_subagents,
         )
     if as_json:
         _emit_json(result)
@@ -205,3 +215,8 @@ def demo(cache_dir: Path | None, query: str) -> None:
         click.echo(f"$ convodex search {query!r}")
         result = Searcher(catalog).search(query, roots=roots, limit=5, around=1)
     _print_hits(result)
+
+
+from convodex.cli_sources import sources  # noqa: E402 - it builds on this module
+
+main.add_command(sources)

@@ -178,6 +178,7 @@ class Searcher:
         roots: list[Path] | None = None,
         around: int = 0,
         latest: bool = False,
+        include_subagents: bool = False,
     ) -> dict[str, Any]:
         """Ranked by BM25, or newest first with ``latest`` (the source's last activity)."""
         terms = parse_query(query)
@@ -187,6 +188,9 @@ class Searcher:
             raise QueryError(f"around must be between 0 and {config.MAX_AROUND}")
         root_ids = root_ids_for(self.catalog, roots)
         key = _query_key(terms, kind_list, root_ids, latest)
+        # Sub-agent and headless sessions are left out unless asked for (inside SQL).
+        self._subagents = include_subagents
+        key += "+s" if include_subagents else ""
         revision = self.catalog.revision()
         after: tuple[float, int] | None = None
         if cursor:
@@ -262,6 +266,10 @@ class Searcher:
                 f"({', '.join('?' for _ in root_ids)}))"
             )
             params.extend(root_ids)
+        if not getattr(self, "_subagents", False):
+            sql += (
+                f" AND (rowid >> {SOURCE_SHIFT}) NOT IN (SELECT id FROM sources WHERE subagent = 1)"
+            )
         sql += f" ORDER BY {order} LIMIT ?"
         params.append(count)
         try:
@@ -367,7 +375,8 @@ class Searcher:
             src.info = FORMATS[src.format].info(Path(src.path))
         info = src.info
         hit: dict[str, Any] = {
-            "sessionId": info.session_id or src.session_id,
+            # A file of many conversations (chat export) names each message's own.
+            "sessionId": message.session_id or info.session_id or src.session_id,
             "sessionPath": src.path,
             "sourceFormat": src.format,
             "messageIndex": index,
@@ -377,7 +386,7 @@ class Searcher:
             "toolName": doc.tool_name,
             "snippet": window(doc.text, span[0], span[1], SNIPPET_RADIUS),
             "score": round(-rank, 6),
-            "sessionTitle": info.title,
+            "sessionTitle": message.title if message.session_id else info.title,
             "workspaceRoot": info.workspace_root,
             "lastActivityAt": src.last_activity_at,
             "open": info.session_id in self.runtime.open,
