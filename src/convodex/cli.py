@@ -15,6 +15,7 @@ from convodex.catalog.batches import IndexStats
 from convodex.catalog.db import Catalog, open_catalog
 from convodex.catalog.indexer import Indexer
 from convodex.catalog.search import Searcher, progress
+from convodex.cli_mcp import mcp
 from convodex.cli_ops import catalogs, doctor
 from convodex.cli_server import server
 from convodex.errors import ConvodexError
@@ -104,6 +105,7 @@ def main() -> None:
 
 
 main.add_command(server)
+main.add_command(mcp)
 main.add_command(doctor)
 main.add_command(catalogs)
 

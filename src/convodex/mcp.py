@@ -1,0 +1,323 @@
+"""The ``history_search`` tool for agents over MCP (SPEC L7, X4).
+
+The tool's name, description, input schema, defaults and parameter order are a
+contract agents are prompted with, so they are declared once here as constants and
+pinned byte for byte by a snapshot test. A tool call never scans directories: the
+catalog is brought up to date by a background thread, and every answer says first
+when the index is still incomplete. Queries and message text are never logged.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import logging
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import anyio
+import msgspec
+
+from convodex import config
+from convodex.catalog.db import Catalog, open_catalog
+from convodex.catalog.indexer import Indexer
+from convodex.catalog.search import Searcher, root_ids_for
+from convodex.catalog.search import progress as catalog_progress
+from convodex.errors import ConvodexError, QueryError
+from convodex.text.documents import DEFAULT_KINDS, KINDS
+
+log = logging.getLogger("convodex.mcp")
+
+TOOL_NAME: Final = "history_search"
+OPERATIONS: Final = ("search", "around")
+DEFAULT_LIMIT: Final = 20
+MAX_LIMIT: Final = config.MAX_SEARCH_LIMIT
+DEFAULT_CONTEXT: Final = 3
+MAX_CONTEXT: Final = config.MAX_AROUND
+RESCAN_SECONDS: Final = 60.0
+
+TOOL_DESCRIPTION: Final = (
+    "Search every past conversation with AI agents on this machine: what the user asked, "
+    "what the agent answered, the tool calls it made and the errors they returned. "
+    'operation "search" ranks messages by relevance to `query` (all words must match) and '
+    "returns hits with sessionPath, messageIndex and a snippet; pass `nextCursor` back as "
+    '`cursor` for the next page. operation "around" returns the messages before and after '
+    "`messageIndex` in the session at `sessionPath`, to read a hit in context. "
+    "The result is JSON. While the index is still being built its first line says "
+    '"index is still building (indexed/total); results may be incomplete".'
+)
+
+INPUT_SCHEMA: Final[dict[str, Any]] = {
+    "type": "object",
+    "properties": {
+        "operation": {
+            "type": "string",
+            "enum": list(OPERATIONS),
+            "default": "search",
+            "description": 'What to do: "search" finds messages, "around" reads one in context.',
+        },
+        "query": {
+            "type": "string",
+            "description": "search: the words to find; every word must match (case and "
+            "accents are ignored).",
+        },
+        "kinds": {
+            "type": "array",
+            "items": {"type": "string", "enum": list(KINDS)},
+            "uniqueItems": True,
+            "default": list(DEFAULT_KINDS),
+            "description": "search: which parts of conversations to search. tool_output "
+            "(everything tools printed) is left out unless asked for.",
+        },
+        "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": MAX_LIMIT,
+            "default": DEFAULT_LIMIT,
+            "description": "search: the most hits to return.",
+        },
+        "cursor": {
+            "type": "string",
+            "description": "search: nextCursor from the previous page of the same search.",
+        },
+        "sessionPath": {
+            "type": "string",
+            "description": "around: the sessionPath of a hit.",
+        },
+        "messageIndex": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "around: the messageIndex of a hit.",
+        },
+        "before": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": MAX_CONTEXT,
+            "default": DEFAULT_CONTEXT,
+            "description": "around: how many messages before messageIndex.",
+        },
+        "after": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": MAX_CONTEXT,
+            "default": DEFAULT_CONTEXT,
+            "description": "around: how many messages after messageIndex.",
+        },
+    },
+    "additionalProperties": False,
+}
+
+
+def tool_definition() -> dict[str, Any]:
+    """The tool as agents see it in ``tools/list``: the contract the snapshot pins."""
+    return {"name": TOOL_NAME, "description": TOOL_DESCRIPTION, "inputSchema": INPUT_SCHEMA}
+
+
+def progress_line(progress: Mapping[str, Any]) -> str | None:
+    """The first line of a result whose index is not complete, else None."""
+    if progress["state"] == "complete":
+        return None
+    if progress["state"] == "degraded":
+        return "index is read-only (degraded mode); results may be stale"
+    return (
+        f"index is still building ({progress['indexed']}/{progress['total']}); "
+        "results may be incomplete"
+    )
+
+
+def render(result: Mapping[str, Any]) -> str:
+    """JSON text, preceded by the progress line when the index is incomplete."""
+    body = msgspec.json.encode(result).decode("utf-8")
+    note = progress_line(result["progress"])
+    return body if note is None else f"{note}\n{body}"
+
+
+def _integer(args: Mapping[str, Any], name: str, default: int, low: int, high: int) -> int:
+    value = args.get(name, default)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise QueryError(f"{name} must be an integer")
+    if not low <= value <= high:
+        raise QueryError(f"{name} must be between {low} and {high}")
+    return value
+
+
+def _string(args: Mapping[str, Any], name: str) -> str | None:
+    value = args.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise QueryError(f"{name} must be a string")
+    return value
+
+
+class HistoryTool:
+    """Answers tool calls from one read connection; calls are serialized."""
+
+    def __init__(self, catalog: Catalog, roots: list[Path] | None = None) -> None:
+        self.catalog = catalog
+        self.roots = roots  # None: search the whole catalog
+        self._lock = threading.Lock()
+
+    def call(self, arguments: Mapping[str, Any] | None) -> str:
+        """Run one call; bad arguments raise QueryError with a message safe to show."""
+        args = dict(arguments or {})
+        unknown = sorted(set(args) - set(INPUT_SCHEMA["properties"]))
+        if unknown:
+            raise QueryError(f"unknown argument: {unknown[0]}")
+        operation = args.get("operation") or "search"
+        if operation not in OPERATIONS:
+            raise QueryError('operation must be "search" or "around"')
+        with self._lock:
+            if operation == "search":
+                return render(self._search(args))
+            return render(self._around(args))
+
+    def _search(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        query = _string(args, "query")
+        if not query:
+            raise QueryError("search needs a query")
+        kinds = args.get("kinds")
+        if kinds is None:
+            kinds = list(DEFAULT_KINDS)
+        if not isinstance(kinds, list) or not all(isinstance(k, str) for k in kinds):
+            raise QueryError("kinds must be a list of strings")
+        if not kinds:
+            raise QueryError("kinds must name at least one kind")
+        limit = _integer(args, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
+        return Searcher(self.catalog).search(
+            query, kinds=kinds, limit=limit, cursor=_string(args, "cursor"), roots=self.roots
+        )
+
+    def _around(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        path = _string(args, "sessionPath")
+        if not path:
+            raise QueryError("around needs sessionPath")
+        if args.get("messageIndex") is None:
+            raise QueryError("around needs messageIndex")
+        index = _integer(args, "messageIndex", 0, 0, 2**62)
+        before = _integer(args, "before", DEFAULT_CONTEXT, 0, MAX_CONTEXT)
+        after = _integer(args, "after", DEFAULT_CONTEXT, 0, MAX_CONTEXT)
+        messages = Searcher(self.catalog).around(path, index, before, after)
+        return {
+            "sessionPath": path,
+            "messageIndex": index,
+            "messages": messages,
+            "progress": catalog_progress(self.catalog, root_ids_for(self.catalog, self.roots)),
+        }
+
+
+@dataclass
+class BackgroundIndexer:
+    """Keeps the catalog current from a daemon thread: a first run, then periodic rescans.
+
+    It writes through its own connection so tool calls never wait on a scan; results
+    appear as each group of sources commits.
+    """
+
+    cache_dir: Path | None
+    roots: list[Path]
+    shared: Catalog | None = None  # an in-memory catalog cannot be opened twice
+    interval: float = RESCAN_SECONDS
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._loop, name="convodex-mcp-index", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 1.0) -> None:
+        """Ask the thread to stop; a run in progress finishes on its own (it is a daemon)."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def _loop(self) -> None:
+        try:
+            catalog = self.shared or open_catalog(self.cache_dir)
+        except ConvodexError as exc:
+            log.warning("background indexing disabled: %s", type(exc).__name__)
+            return
+        try:
+            while not self._stop.is_set():
+                self._run_once(catalog)
+                self._stop.wait(self.interval)
+        finally:
+            if self.shared is None:
+                catalog.close()
+
+    def _run_once(self, catalog: Catalog) -> None:
+        if not catalog.writable:
+            return
+        try:
+            Indexer(catalog).run([r for r in self.roots if r.is_dir()])
+        except Exception as exc:  # a failed run must not end the server; retried next time
+            log.warning("background indexing failed: %s", type(exc).__name__)
+
+
+def build_server(tool: HistoryTool) -> Any:
+    """An MCP server exposing the one tool; blocking work runs in worker threads."""
+    import mcp_types as types
+    from mcp.server.lowlevel import Server
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(
+            tools=[
+                types.Tool(name=TOOL_NAME, description=TOOL_DESCRIPTION, input_schema=INPUT_SCHEMA)
+            ]
+        )
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        if params.name != TOOL_NAME:
+            return _error(f"unknown tool: {params.name}")
+        try:
+            text = await anyio.to_thread.run_sync(tool.call, params.arguments)
+        except ConvodexError as exc:
+            return _error(f"error: {exc}")
+        return types.CallToolResult(content=[types.TextContent(text=text)])
+
+    def _error(message: str) -> types.CallToolResult:
+        return types.CallToolResult(content=[types.TextContent(text=message)], is_error=True)
+
+    return Server(
+        "convodex",
+        version=_version(),
+        instructions="history_search finds what was said in past agent conversations.",
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("convodex")
+    except importlib.metadata.PackageNotFoundError:
+        return "0"
+
+
+async def _serve(tool: HistoryTool) -> None:
+    from mcp.server.stdio import stdio_server
+
+    server = build_server(tool)
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def serve_stdio(
+    roots: list[Path], cache_dir: Path | None, *, scoped: bool, index: bool = True
+) -> None:
+    """Serve until the client closes stdin. ``scoped`` limits searches to ``roots``."""
+    with open_catalog(cache_dir) as catalog:
+        indexer = None
+        if index:
+            shared = catalog if catalog.mode == "memory" else None
+            indexer = BackgroundIndexer(cache_dir, roots, shared=shared)
+            indexer.start()
+        try:
+            anyio.run(_serve, HistoryTool(catalog, roots if scoped else None))
+        finally:
+            if indexer is not None:
+                indexer.stop()

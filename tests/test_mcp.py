@@ -1,0 +1,236 @@
+"""``convodex mcp`` over real stdio with the SDK's own client (SPEC L7, X4).
+
+The tool's name, description, schema, defaults and parameter order are a contract
+agents are prompted with: the snapshot pins them byte for byte.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+import pytest
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from convodex.catalog.db import Catalog
+from convodex.catalog.indexer import Indexer
+from convodex.errors import QueryError
+from convodex.mcp import INPUT_SCHEMA, TOOL_NAME, HistoryTool, progress_line, tool_definition
+from helpers import write_session
+
+SNAPSHOT = Path(__file__).parent / "snapshots" / "history_search_tool.json"
+SECRET = "quasar"  # a query word that must never reach the server's stderr
+
+SESSION = [
+    {"role": "user", "content": "the deploy keeps failing on the staging box"},
+    {"role": "assistant", "content": "Let me look at the logs."},
+    {"role": "user", "content": f"the {SECRET} migration times out after ten minutes"},
+    {"role": "assistant", "content": "Raise the statement timeout for that migration."},
+    {"role": "user", "content": "that fixed it, thanks"},
+]
+
+Session = Callable[[ClientSession], Awaitable[None]]
+
+
+def run_session(root: Path, cache: Path, home: Path, body: Session, *extra: str) -> str:
+    """Spawn ``python -m convodex mcp`` and run ``body`` against it; returns its stderr."""
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "convodex", "mcp", "--root", str(root), "--cache-dir", str(cache), *extra],
+        env={
+            "CONVODEX_HOME": str(home / "home"),
+            "CONVODEX_CACHE_HOME": str(home / "default-cache"),
+        },
+    )
+    errlog = home / "mcp-stderr.txt"
+
+    async def main() -> None:
+        with open(errlog, "w", encoding="utf-8") as err:
+            async with (
+                stdio_client(params, errlog=err) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                with anyio.fail_after(60):
+                    await body(session)
+
+    anyio.run(main)
+    return errlog.read_text("utf-8")
+
+
+def text_of(result: Any) -> str:
+    assert isinstance(result, types.CallToolResult)
+    assert len(result.content) == 1 and isinstance(result.content[0], types.TextContent)
+    return result.content[0].text
+
+
+def split(text: str) -> tuple[str | None, dict[str, Any]]:
+    """(the progress line or None, the JSON body)."""
+    first, _, rest = text.partition("\n")
+    if first.startswith("{"):
+        return None, json.loads(text)
+    return first, json.loads(rest)
+
+
+def test_snapshot_pins_the_tool_contract() -> None:
+    expected = json.dumps(tool_definition(), indent=2, ensure_ascii=False) + "\n"
+    assert SNAPSHOT.read_bytes() == expected.encode("utf-8")
+    assert list(INPUT_SCHEMA["properties"]) == [
+        "operation",
+        "query",
+        "kinds",
+        "limit",
+        "cursor",
+        "sessionPath",
+        "messageIndex",
+        "before",
+        "after",
+    ]
+
+
+def test_list_search_and_around_over_stdio(root: Path, cache_dir: Path, tmp_path: Path) -> None:
+    path = write_session(root, "deploys", SESSION, {"name": "Staging deploys"})
+    snapshot = json.loads(SNAPSHOT.read_text("utf-8"))
+    seen: dict[str, Any] = {}
+
+    async def body(session: ClientSession) -> None:
+        listed = await session.list_tools()
+        assert len(listed.tools) == 1
+        tool = listed.tools[0]
+        wire = {
+            "name": tool.name,
+            "description": tool.description,
+            "inputSchema": tool.input_schema,
+        }
+        assert wire == snapshot
+        assert list(tool.input_schema["properties"]) == list(snapshot["inputSchema"]["properties"])
+
+        # The background indexer fills the catalog; results appear without a blocking scan.
+        deadline = time.monotonic() + 30
+        while True:
+            note, body_json = split(text_of(await session.call_tool(TOOL_NAME, {"query": SECRET})))
+            if note is None and body_json["hits"]:
+                break
+            assert time.monotonic() < deadline, "search never found the message"
+            await anyio.sleep(0.2)
+        assert body_json["progress"]["state"] == "complete"
+        hit = body_json["hits"][0]
+        assert hit["sessionPath"] == str(path)
+        assert hit["messageIndex"] == 2 and hit["kind"] == "user_text"
+        assert SECRET in hit["snippet"]
+        assert hit["sessionTitle"] == "Staging deploys"
+        seen["hit"] = hit
+
+        around = await session.call_tool(
+            TOOL_NAME,
+            {
+                "operation": "around",
+                "sessionPath": hit["sessionPath"],
+                "messageIndex": hit["messageIndex"],
+                "before": 1,
+                "after": 1,
+            },
+        )
+        note, context = split(text_of(around))
+        assert note is None
+        assert [(m["messageIndex"], m["hit"]) for m in context["messages"]] == [
+            (1, False),
+            (2, True),
+            (3, False),
+        ]
+        assert "statement timeout" in context["messages"][2]["text"]
+
+        # Bad input is a tool error the agent can read and correct, not a crash.
+        bad = await session.call_tool(TOOL_NAME, {"query": SECRET, "limit": 500})
+        assert bad.is_error and "limit must be between 1 and 200" in text_of(bad)
+        bad = await session.call_tool(TOOL_NAME, {"operation": "delete"})
+        assert bad.is_error and "operation must be" in text_of(bad)
+        bad = await session.call_tool(TOOL_NAME, {"operation": "around"})
+        assert bad.is_error and "sessionPath" in text_of(bad)
+
+    stderr = run_session(root, cache_dir, tmp_path, body)
+    assert seen["hit"]["messageIndex"] == 2
+    assert SECRET not in stderr and "statement timeout" not in stderr
+
+
+def test_incomplete_index_says_so_on_the_first_line(
+    root: Path, cache_dir: Path, tmp_path: Path, catalog: Catalog
+) -> None:
+    write_session(root, "deploys", SESSION)
+    write_session(root, "other", SESSION[:2])
+    Indexer(catalog).scan_root(root.resolve())  # registered, nothing indexed yet
+    catalog.close()
+
+    async def body(session: ClientSession) -> None:
+        note, result = split(text_of(await session.call_tool(TOOL_NAME, {"query": SECRET})))
+        assert note == "index is still building (0/2); results may be incomplete"
+        assert result["progress"]["state"] == "indexing"
+        assert result["progress"]["pending"] == 2
+        assert result["hits"] == []
+
+    run_session(root, cache_dir, tmp_path, body, "--no-index")
+
+
+def test_tool_defaults_and_validation(root: Path, catalog: Catalog) -> None:
+    """The same HistoryTool the server runs, called directly: defaults and limits."""
+    for n in range(25):
+        write_session(root, f"s{n:02}", [{"role": "user", "content": f"orbit number {n}"}])
+    write_session(
+        root,
+        "tools",
+        [
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [{"id": "c1", "name": "bash", "arguments": '{"cmd": "ls"}'}],
+            },
+            {"role": "tool", "tool_call_id": "c1", "name": "bash", "content": "orbit.txt"},
+        ],
+    )
+    Indexer(catalog).run([root.resolve()])
+    tool = HistoryTool(catalog, [root.resolve()])
+
+    first = json.loads(tool.call({"query": "orbit"}))
+    assert len(first["hits"]) == 20 and first["nextCursor"]
+    assert all(h["kind"] != "tool_output" for h in first["hits"])
+    second = json.loads(tool.call({"query": "orbit", "cursor": first["nextCursor"]}))
+    assert len(second["hits"]) == 5 and second["nextCursor"] is None
+    outputs = json.loads(tool.call({"query": "orbit", "kinds": ["tool_output"]}))
+    assert [h["kind"] for h in outputs["hits"]] == ["tool_output"]
+
+    for args, message in [
+        ({"query": "orbit", "limit": 0}, "limit must be between 1 and 200"),
+        ({"query": "orbit", "limit": True}, "limit must be an integer"),
+        ({"query": "orbit", "kinds": "user_text"}, "kinds must be a list"),
+        ({"query": "orbit", "kinds": ["bogus"]}, "unknown kind"),
+        ({"query": "orbit", "colour": "red"}, "unknown argument: colour"),
+        ({}, "search needs a query"),
+        ({"operation": "around", "sessionPath": "x"}, "around needs messageIndex"),
+        (
+            {"operation": "around", "sessionPath": "x", "messageIndex": 0, "before": 11},
+            "before must be between 0 and 10",
+        ),
+    ]:
+        with pytest.raises(QueryError, match=message):
+            tool.call(args)
+
+
+def test_progress_line() -> None:
+    base = {"indexed": 3, "total": 7, "pending": 4, "failed": 0, "revision": 1}
+    assert progress_line({**base, "state": "complete"}) is None
+    assert progress_line({**base, "state": "indexing"}) == (
+        "index is still building (3/7); results may be incomplete"
+    )
+    assert progress_line({**base, "state": "empty"}) == (
+        "index is still building (3/7); results may be incomplete"
+    )
+    assert progress_line({**base, "state": "degraded"}) == (
+        "index is read-only (degraded mode); results may be stale"
+    )
