@@ -99,8 +99,19 @@ def catalog_path(cache_dir: str | os.PathLike[str] | None = None) -> Path:
 
 
 def hint_socket_path(cache_dir: str | os.PathLike[str] | None = None) -> Path:
-    """Where a serving process listens for other processes' write hints."""
-    return cache_root(cache_dir) / "history-search" / "hints.sock"
+    """Where a serving process listens for other processes' write hints.
+
+    Beside the catalog when the path fits a Unix socket address (about 100 bytes);
+    otherwise in a private per-user directory under the temp dir, named by a hash.
+    """
+    path = cache_root(cache_dir) / "history-search" / "hints.sock"
+    if len(os.fsencode(path)) < 100:
+        return path
+    import hashlib
+    import tempfile
+
+    digest = hashlib.blake2b(os.fsencode(path), digest_size=8).hexdigest()
+    return Path(tempfile.gettempdir()) / f"convodex-{os.getuid()}" / f"{digest}.sock"
 
 
 def summary_cache_path(cache_dir: str | os.PathLike[str] | None = None) -> Path:

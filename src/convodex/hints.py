@@ -19,13 +19,20 @@ class HintQueue:
         self._paths: dict[Path, None] = {}
         self._lock = threading.Lock()
         self._ready = threading.Event()
+        self._wakers: list[threading.Event] = []
         self.sent = 0
+
+    def add_waker(self, event: threading.Event) -> None:
+        """Also set ``event`` on every hint (a scheduler's wake-up)."""
+        self._wakers.append(event)
 
     def send(self, path: str | Path) -> None:
         with self._lock:
             self._paths[Path(path)] = None
             self.sent += 1
         self._ready.set()
+        for event in self._wakers:
+            event.set()
 
     def drain(self) -> list[Path]:
         with self._lock:
@@ -56,7 +63,7 @@ class HintChannel:
         self.queue = queue
         with contextlib.suppress(FileNotFoundError):
             socket_path.unlink()
-        socket_path.parent.mkdir(parents=True, exist_ok=True)
+        socket_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         self._sock.bind(str(socket_path))
         os.chmod(socket_path, 0o600)

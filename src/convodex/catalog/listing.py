@@ -188,10 +188,10 @@ class Listing:
         self.cache = cache
         self.revision = 0
 
-    def resolve(self, path: str, fmt: str, cheap_only: bool) -> Summary | None:
-        """The shared resolver: cache, else a replay (unless only cheap answers are wanted)."""
+    def resolve(self, path: str, fmt: str) -> Summary | None:
+        """The shared resolver for the complete tree: the cache, else a replay."""
         summary = self.cache.get(path)
-        if summary is not None or cheap_only:
+        if summary is not None:
             return summary
         try:
             identity = Identity.of(path)
@@ -204,17 +204,55 @@ class Listing:
         self.revision += 1
         return summary
 
-    def refresh(self, catalog: Catalog, limit: int = 64) -> int:
-        """Background work: summarize up to ``limit`` sources that have none yet."""
+    def refresh(self, catalog: Catalog, limit: int = 256) -> int:
+        """Background work: summarize indexed sources whose summary is missing or stale."""
         done = 0
-        for path, fmt in catalog.db.execute("SELECT path, format FROM sources ORDER BY id"):
+        rows = catalog.db.execute(
+            "SELECT path, format, inode, size, mtime_ns, message_count, last_activity_at "
+            "FROM sources WHERE pending = 0 AND health = 'ok' ORDER BY id"
+        ).fetchall()
+        for path, fmt, inode, size, mtime_ns, count, last in rows:
             if done >= limit:
                 break
-            if self.cache.get(path) is None and path not in self.cache.failed:
-                self.resolve(path, fmt, cheap_only=False)
-                done += 1
+            if self._current(path, inode, size, mtime_ns) is not None or path in self.cache.failed:
+                continue
+            try:
+                identity = Identity.of(path)
+                if fmt == "session_log":
+                    # Native and indexed: the checkpoint and the sidecar are enough.
+                    info = FORMATS[fmt].info(Path(path))
+                    summary = Summary(
+                        info.title,
+                        info.workspace_root,
+                        count,
+                        info.created_at,
+                        last,
+                        info.parent_id,
+                    )
+                else:
+                    summary = summarize(path, fmt)
+            except Exception:  # noqa: BLE001 - any failure marks this row's metadata failed
+                with self.cache.lock:
+                    self.cache.failed.add(path)
+                continue
+            self.cache.put(path, identity, summary)
+            self.revision += 1
+            done += 1
         self.cache.flush()
         return done
+
+    def _current(
+        self, path: str, inode: int | None, size: int | None, mtime_ns: int | None
+    ) -> Summary | None:
+        """A cached summary that matches the catalog's checkpoint: no file is touched."""
+        with self.cache.lock:
+            entry = self.cache.entries.get(path)
+        if entry is None:
+            return None
+        ident, summary = entry
+        if (ident.inode, ident.size, ident.mtime_ns) != (inode, size, mtime_ns):
+            return None
+        return summary
 
     def tree(
         self,
@@ -223,53 +261,45 @@ class Listing:
         progressive: bool,
         retry_failed: bool = False,
     ) -> dict[str, Any]:
+        """The session tree. Progressive: cached summaries only, answered at once."""
         if retry_failed:
             with self.cache.lock:
                 self.cache.failed.clear()
         rows = []
         pending = failed = 0
         for row in catalog.db.execute(
-            "SELECT path, format, session_id, subagent, health, pending, message_count, "
-            "last_activity_at FROM sources ORDER BY id"
+            "SELECT path, format, session_id, subagent, health, pending, inode, size, mtime_ns "
+            "FROM sources ORDER BY id"
         ):
-            path, fmt, session_id, subagent, health, is_pending, count, last = row
-            summary = self.resolve(path, fmt, cheap_only=progressive)
-            if summary is None and fmt == "session_log" and not is_pending and health == "ok":
-                # Native and indexed: the catalog's checkpoint and the sidecar are enough.
-                native = FORMATS[fmt].info(Path(path))
-                summary = Summary(
-                    native.title,
-                    native.workspace_root,
-                    count,
-                    native.created_at,
-                    last,
-                    native.parent_id,
-                )
+            path, fmt, session_id, subagent, health, is_pending, inode, size, mtime_ns = row
+            summary = None if is_pending else self._current(path, inode, size, mtime_ns)
+            if summary is None and not progressive:
+                summary = self.resolve(path, fmt)
             if summary is None:
                 if path in self.cache.failed:
                     failed += 1
                 else:
                     pending += 1
-            info = FORMATS[fmt].info(Path(path)) if summary is None else None
             rows.append(
                 {
                     "sessionId": session_id,
                     "sessionPath": path,
                     "sourceFormat": fmt,
-                    "title": summary.title if summary else (info.title if info else None),
+                    "title": summary.title if summary else None,
                     "workspaceRoot": summary.workspaceRoot if summary else None,
                     "messageCount": summary.messageCount if summary else None,
                     "firstActivityAt": summary.firstActivityAt if summary else None,
                     "lastActivityAt": summary.lastActivityAt if summary else None,
                     "subagent": bool(subagent),
-                    "parentId": summary.parentId if summary else (info.parent_id if info else None),
+                    "parentId": summary.parentId if summary else None,
                     "health": health,
                     "open": session_id in runtime.open,
                     "running": session_id in runtime.running,
                     "current": session_id == runtime.current,
                 }
             )
-        self.cache.flush()
+        if not progressive:
+            self.cache.flush()
         scanned = catalog.db.execute(
             "SELECT count(*) FROM roots WHERE completed_generation > 0"
         ).fetchone()[0]

@@ -67,7 +67,7 @@ class Scheduler:
     ) -> None:
         self.catalog = catalog
         self.roots = roots
-        self.hints = hints or HintQueue()
+        self.hints = hints if hints is not None else HintQueue()
         self.indexer = Indexer(catalog, budget, helper_process=False)
         self.rescan_seconds = rescan_seconds
         self.listeners: list[Callable[[Event], None]] = []
@@ -84,6 +84,7 @@ class Scheduler:
         self._lock = threading.Lock()
         self._defer_until = 0.0
         self._last_scan = 0.0
+        self.hints.add_waker(self._wake)
         self._thread = threading.Thread(target=self._run, name="convodex-scheduler", daemon=True)
 
     # -- control ------------------------------------------------------------------
@@ -108,7 +109,6 @@ class Scheduler:
     def hint(self, path: str | Path) -> None:
         """A source changed: index it before any other queued work."""
         self.hints.send(path)
-        self._wake.set()
 
     @contextlib.contextmanager
     def interactive(self) -> Iterator[None]:

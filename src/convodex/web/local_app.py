@@ -11,7 +11,9 @@ import asyncio
 import contextlib
 import hmac
 import logging
+import sys
 import threading
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import wraps
@@ -127,15 +129,20 @@ def create_service(
     listen_for_hints: bool = True,
 ) -> LocalService:
     catalog = open_catalog(cache_dir)
-    queue = hints or HintQueue()
+    queue = hints if hints is not None else HintQueue()
     scheduler = Scheduler(catalog, roots, budget=budget, hints=queue, rescan_seconds=rescan_seconds)
     cache_path = config.summary_cache_path(cache_dir) if catalog.mode == "disk" else None
     service = LocalService(cache_dir, roots, scheduler, Listing(SummaryCache(cache_path)))
 
+    last_refresh = [0.0]
+
     def summarize_in_background(event: Event) -> None:
-        # Listing-metadata replay is scheduler work: it runs on its thread, after indexing.
-        if event.reason in ("complete", "removed", "hint"):
-            service.listing.refresh(scheduler.catalog, limit=256)
+        # Listing-metadata replay is scheduler work: it runs on its thread, after
+        # indexing, at most about once a second while a rebuild runs.
+        now = time.monotonic()
+        if event.reason != "index" or now - last_refresh[0] > 1.0:
+            last_refresh[0] = now
+            service.listing.refresh(scheduler.catalog)
 
     scheduler.listeners.append(summarize_in_background)
     if listen_for_hints and catalog.mode == "disk":
@@ -355,11 +362,15 @@ def create_app(service: LocalService, *, watch: bool = True, token: str | None =
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        # The indexer shares this process: shorter GIL turns keep requests snappy.
+        switch = sys.getswitchinterval()
+        sys.setswitchinterval(min(switch, 0.001))
         service.start(watch)
         try:
             yield
         finally:
             await run_in_threadpool(service.close)
+            sys.setswitchinterval(switch)
 
     routes: list[BaseRoute] = [
         Route("/", index_page),

@@ -1,0 +1,285 @@
+"""The local service over real HTTP (SPEC L7, L9, L10): never blocking, always telling."""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+from helpers import append_lines, write_session
+from live_server import serving, wait_for
+
+from convodex import config
+from convodex.catalog.db import open_catalog
+from convodex.catalog.scheduler import Scheduler
+from convodex.web.local_app import create_service
+from convodex.writer import SessionWriter
+
+MAKE_CORPUS = Path(__file__).resolve().parents[3] / "shared" / "bench" / "make_corpus.py"
+
+
+def convo(word: str, n: int = 4) -> list[dict[str, object]]:
+    return [
+        {
+            "role": "user" if i % 2 == 0 else "assistant",
+            "content": f"{word} line {i}",
+            "createdAt": 1767225600000 + i,
+        }
+        for i in range(n)
+    ]
+
+
+def big_corpus(tmp_path: Path, mb: float = 12) -> Path:
+    out = tmp_path / "corpus"
+    subprocess.run(
+        [sys.executable, str(MAKE_CORPUS), str(out), "--mb", str(mb)],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    return out
+
+
+def progress(client: httpx.Client) -> dict[str, int | str]:
+    return client.get("/status").json()  # type: ignore[no-any-return]
+
+
+def test_search_tree_session_and_around(root: Path, cache_dir: Path) -> None:
+    write_session(root, "s1", convo("walrus", 6), {"name": "Walrus talk", "workspace_root": "/w"})
+    write_session(root, "s2", convo("otter"))
+    with serving(create_service(cache_dir, [root])) as client:
+        wait_for(lambda: progress(client)["state"] == "complete")
+        found = client.get("/search", params={"q": "walrus", "limit": 2}).json()
+        assert len(found["hits"]) == 2 and found["nextCursor"]
+        assert found["hits"][0]["sessionTitle"] == "Walrus talk"
+        rest = client.get(
+            "/search", params={"q": "walrus", "limit": 5, "cursor": found["nextCursor"]}
+        ).json()
+        assert len(rest["hits"]) == 4
+        latest = client.get("/search", params={"q": "line", "latest": 1, "limit": 50}).json()
+        assert len(latest["hits"]) == 10
+        tree = client.get("/tree").json()
+        assert tree["listingState"] == "complete" and tree["countsComplete"] is True
+        rows = {r["sessionId"]: r for r in tree["rows"]}
+        assert rows["s1"]["messageCount"] == 6 and rows["s1"]["title"] == "Walrus talk"
+        session = client.get("/sessions/s1").json()
+        assert [m["messageIndex"] for m in session["messages"]] == list(range(6))
+        ctx = client.get("/sessions/s1/around", params={"index": 3, "before": 1, "after": 1})
+        assert [(m["messageIndex"], m["hit"]) for m in ctx.json()["messages"]] == [
+            (2, False),
+            (3, True),
+            (4, False),
+        ]
+
+
+def test_one_error_shape(root: Path, cache_dir: Path) -> None:
+    with serving(create_service(cache_dir, [root])) as client:
+        for path, params, status in [
+            ("/search", {"q": "!!"}, 400),
+            ("/search", {"q": "x", "kind": "bogus"}, 400),
+            ("/search", {"q": "x", "limit": "lots"}, 400),
+            ("/search", {"q": "x", "cursor": "garbage"}, 400),
+            ("/sessions/nope", {}, 404),
+            ("/sessions/nope/around", {"index": 1}, 404),
+            ("/no/such/route", {}, 404),
+        ]:
+            response = client.get(path, params=params)
+            assert response.status_code == status, path
+            body = response.json()
+            assert body["ok"] is False and body["status"] == status and body["error"]
+            assert "bogus" not in body["error"] or "kind" in body["error"]
+        response = client.post("/runtime", content=b"not json")
+        assert response.status_code == 400 and response.json()["ok"] is False
+
+
+def test_runtime_overlay_comes_from_memory(root: Path, cache_dir: Path) -> None:
+    write_session(root, "s1", convo("walrus"))
+    write_session(root, "s2", convo("walrus"))
+    with serving(create_service(cache_dir, [root])) as client:
+        wait_for(lambda: progress(client)["state"] == "complete")
+        assert client.post(
+            "/runtime", json={"open": ["s1", "s2"], "running": ["s2"], "current": "s1"}
+        ).json() == {"ok": True}
+        flags = {
+            h["sessionId"]: (h["open"], h["running"], h["current"])
+            for h in client.get("/search", params={"q": "walrus"}).json()["hits"]
+        }
+        assert flags == {"s1": (True, False, True), "s2": (True, True, False)}
+        rows = {r["sessionId"]: r["running"] for r in client.get("/tree").json()["rows"]}
+        assert rows == {"s1": False, "s2": True}
+    with open_catalog(cache_dir) as catalog:  # nothing of it was persisted
+        columns = [r[1] for r in catalog.db.execute("PRAGMA table_info(sources)")]
+        assert not {"open", "running", "current"} & set(columns)
+
+
+def test_writer_hint_makes_an_append_searchable_within_a_second(
+    root: Path, cache_dir: Path
+) -> None:
+    write_session(root, "s1", convo("walrus"))
+    service = create_service(cache_dir, [root], rescan_seconds=3600)
+    with serving(service) as client:
+        wait_for(lambda: progress(client)["state"] == "complete")
+        # Another process's writer: the hint travels over the local socket.
+        writer = SessionWriter(root, channel=config.hint_socket_path(cache_dir))
+        delays = []
+        for i in range(5):
+            word = f"zebrafish{i}"
+            writer.append("s1", [{"role": "user", "content": f"the {word} appeared"}])
+            delays.append(
+                wait_for(
+                    lambda w=word: bool(  # type: ignore[misc]
+                        client.get("/search", params={"q": w}).json()["hits"]
+                    ),
+                    timeout=5,
+                )
+            )
+        assert max(delays) < 1.0, delays
+
+
+def test_file_watcher_catches_external_writers(root: Path, cache_dir: Path) -> None:
+    path = write_session(root, "s1", convo("walrus"))
+    with serving(create_service(cache_dir, [root], rescan_seconds=3600), watch=True) as client:
+        wait_for(lambda: progress(client)["state"] == "complete")
+        time.sleep(0.3)  # let the watcher settle
+        append_lines(path, [{"role": "user", "content": "an externally written narwhal"}])
+        wait_for(
+            lambda: bool(client.get("/search", params={"q": "narwhal"}).json()["hits"]), timeout=5
+        )
+
+
+def test_progressive_tree_answers_at_once_while_indexing(tmp_path: Path, cache_dir: Path) -> None:
+    corpus = big_corpus(tmp_path)
+    with serving(create_service(cache_dir, [corpus])) as client:
+        wait_for(lambda: progress(client)["total"] > 0)
+        timings, states = [], []
+        for _ in range(5):
+            started = time.monotonic()
+            tree = client.get("/tree", params={"progressive": 1}).json()
+            timings.append(time.monotonic() - started)
+            states.append(progress(client)["state"])
+        assert statistics.median(timings) < 0.1, timings
+        assert "indexing" in states  # measured while the corpus was still indexing
+        assert tree["pendingMetadata"] > 0 and tree["countsComplete"] is False
+        wait_for(lambda: progress(client)["state"] == "complete", timeout=120)
+        wait_for(
+            lambda: client.get("/tree", params={"progressive": 1}).json()["countsComplete"],
+            timeout=60,
+        )
+        final = client.get("/tree", params={"progressive": 1}).json()
+        complete = client.get("/tree").json()
+        assert complete["rows"] == final["rows"]
+        assert len(complete["rows"]) == len(list(corpus.rglob("*.jsonl")))
+
+
+def test_interactive_read_preempts_a_rebuild(tmp_path: Path, cache_dir: Path) -> None:
+    corpus = big_corpus(tmp_path)
+    first = sorted(corpus.rglob("*.jsonl"))[0]
+    with serving(create_service(cache_dir, [corpus])) as client:
+        wait_for(lambda: progress(client)["indexed"] > 0)
+        src = client.get("/tree", params={"progressive": 1}).json()["rows"][0]
+        response = client.get(
+            f"/sessions/{src['sessionId']}/around", params={"index": 1, "path": src["sessionPath"]}
+        )
+        after = progress(client)
+        assert response.status_code == 200 and response.json()["messages"]
+        assert after["state"] == "indexing"  # the read finished before the rebuild did
+        assert first.exists()
+
+
+def test_events_stream_progress(root: Path, cache_dir: Path) -> None:
+    write_session(root, "s1", convo("walrus"))
+    with serving(create_service(cache_dir, [root])) as client:
+        with client.stream("GET", "/events") as stream:
+            for line in stream.iter_lines():
+                if line.startswith("data: "):
+                    event = json.loads(line[6:])
+                    assert set(event) == {
+                        "revision",
+                        "indexed",
+                        "total",
+                        "pending",
+                        "failed",
+                        "reason",
+                    }
+                    if event["indexed"] == 1:
+                        break
+
+
+def test_interrupted_scan_keeps_vanished_sources_completed_scan_removes_them(
+    root: Path, cache_dir: Path
+) -> None:
+    for i in range(40):
+        write_session(root, f"s{i:02d}", convo(f"word{i}"))
+    victim = root / "s39.jsonl"
+    with open_catalog(cache_dir) as catalog:
+        scheduler = Scheduler(catalog, [root], rescan_seconds=3600)
+        with scheduler.interactive():  # hold the scan at its first batch boundary
+            scheduler.start()
+            wait_for(lambda: catalog.db.execute("SELECT count(*) FROM sources").fetchone()[0] == 40)
+            victim.unlink()
+            (root / "s39.jsonl.meta").unlink()
+            scheduler.stop()  # the scan never completes
+        assert scheduler.scans_completed == 0
+        assert (
+            catalog.db.execute(
+                "SELECT count(*) FROM sources WHERE path = ?", (str(victim),)
+            ).fetchone()[0]
+            == 1
+        )
+        second = Scheduler(catalog, [root], rescan_seconds=3600).start()
+        wait_for(lambda: second.scans_completed == 1)
+        second.stop()
+        paths = {r[0] for r in catalog.db.execute("SELECT path FROM sources")}
+        assert str(victim) not in paths and len(paths) == 39
+
+
+def test_two_processes_share_one_catalog(tmp_path: Path, cache_dir: Path) -> None:
+    corpus = big_corpus(tmp_path, mb=6)
+    env = dict(os.environ)
+    cmd = [
+        sys.executable,
+        "-m",
+        "convodex",
+        "index",
+        "--root",
+        str(corpus),
+        "--cache-dir",
+        str(cache_dir),
+        "--json",
+    ]
+    procs = [
+        subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        for _ in range(2)
+    ]
+    for proc in procs:
+        proc.communicate(timeout=300)
+    with open_catalog(cache_dir) as catalog:
+        assert catalog.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    finish = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
+    assert json.loads(finish.stdout)["progress"]["state"] == "complete"
+    clean = tmp_path / "clean-cache"
+    subprocess.run(
+        cmd[:-3] + ["--cache-dir", str(clean), "--json"], check=True, capture_output=True
+    )
+    search = [sys.executable, "-m", "convodex", "search", "the", "--limit", "200", "--json"]
+    shared = json.loads(
+        subprocess.run(
+            search + ["--cache-dir", str(cache_dir)], capture_output=True, text=True, check=True
+        ).stdout
+    )
+    fresh = json.loads(
+        subprocess.run(
+            search + ["--cache-dir", str(clean)], capture_output=True, text=True, check=True
+        ).stdout
+    )
+    key = lambda hit: (hit["sessionPath"], hit["messageIndex"], hit["partIndex"])  # noqa: E731
+    assert sorted(map(key, shared["hits"])) == sorted(map(key, fresh["hits"]))
+
+
+def test_serve_refuses_a_non_loopback_bind(cli) -> None:  # type: ignore[no-untyped-def]
+    result = cli("serve", "--host", "0.0.0.0", "--port", "1")
+    assert result.exit_code == 2 and "refusing to bind" in result.output
