@@ -54,7 +54,7 @@ class _Meta(msgspec.Struct):
     head: str | None = None
     at: int | float | None = None
     title: str | None = None
-    msgs: msgspec.Raw | None = None
+    msgs: msgspec.Raw = msgspec.field(default_factory=msgspec.Raw)
 
 
 class _Body(msgspec.Struct):
@@ -108,8 +108,8 @@ class Replay:
         out.reverse()
         return out
 
-    def spans(self) -> list[tuple[int, int]]:
-        """(offset, length) of every displayed message of the effective head, in order."""
+    def spans(self) -> tuple[tuple[int, int] | None, list[tuple[int, int]]]:
+        """The head's system record span, and (offset, length) of every chain message."""
         head = self.effective_head()
         spans: list[tuple[int, int]] = []
         for node in self.chain(head):
@@ -119,8 +119,7 @@ class Replay:
                 spans.append(self.patches[node])
             else:
                 spans.append(self.nodes[node][1:])
-        system = self.heads[head].system if head in self.heads else None
-        return spans if system is None else [system, *spans]
+        return (self.heads[head].system if head in self.heads else None), spans
 
     def title(self) -> str | None:
         head = self.effective_head()
@@ -166,7 +165,7 @@ def replay(path: Path, result: ReadResult, budget: Budget) -> Replay:
                 continue
             if rec.type not in KNOWN_TYPES:
                 raise SourceError(str(path), f"unknown DAG record type at byte {offset}")
-            raw = len(rec.msgs) if rec.msgs is not None else 0
+            raw = len(rec.msgs)
             meta_bytes += length - raw
             budget.check(path, "dag_meta", meta_bytes)
             at = float(rec.at) if rec.at is not None else -1.0
@@ -216,8 +215,16 @@ class DagFormat:
         budget.check(path, "log", os.stat(path).st_size)
         result.end_offset = result.next_index = 0  # a replay always starts over
         graph = replay(path, result, budget)
+        system, spans = graph.spans()
         with open(path, "rb") as handle:
-            for offset, length in graph.spans():
+            if system is not None:
+                # The head's system message replaces a leading system message, else leads.
+                first = _message_at(handle, *spans[0], 0) if spans else None
+                if first is not None and first.role == "system":
+                    spans[0] = system
+                else:
+                    spans.insert(0, system)
+            for offset, length in spans:
                 message = _message_at(handle, offset, length, result.next_index)
                 if message is None:
                     result.errors.append(LineError(offset, "InvalidRecord"))
