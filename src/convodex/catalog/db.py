@@ -256,11 +256,12 @@ def remote_filesystem(path: str | os.PathLike[str], mountinfo: str | None = None
         except OSError:
             return None
     target = Path(os.path.abspath(raw))
-    # The nearest existing ancestor tells where a not-yet-created directory will live.
-    while not target.exists() and target.parent != target:
-        target = target.parent
+    # Resolve symlinks in the part that exists; a not-yet-created rest keeps its name.
+    existing, rest = target, Path()
+    while not existing.exists() and existing.parent != existing:
+        existing, rest = existing.parent, Path(existing.name) / rest
     with contextlib.suppress(OSError):
-        target = target.resolve()
+        target = existing.resolve() / rest
     best, fstype = -1, ""
     for mount_point, kind in parse_mountinfo(mountinfo):
         mount = Path(mount_point)
@@ -352,13 +353,29 @@ def remove_with_side_files(path: Path) -> None:
             file.unlink()
 
 
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+class NewerSchema(Exception):
+    """The file's schema is newer than this build's: serve it read-only, never migrate it."""
+
+    def __init__(self, version: int) -> None:
+        super().__init__(version)
+        self.version = version
+
+
 def stored_user_version(path: Path) -> int:
-    """``PRAGMA user_version`` of a file, read without writing or migrating anything."""
-    db = connect(str(path), read_only=True)
-    try:
-        return int(db.execute("PRAGMA user_version").fetchone()[0])
-    finally:
-        db.close()
+    """``PRAGMA user_version`` from the file header: no connection, no side files.
+
+    Raises ``sqlite3.DatabaseError`` for a file that is not an SQLite database.
+    """
+    with open(path, "rb") as handle:
+        header = handle.read(100)
+    if not header:
+        return 0  # an empty file is an empty database to SQLite
+    if len(header) < 100 or not header.startswith(SQLITE_MAGIC):
+        raise sqlite3.DatabaseError("file is not a database")
+    return int.from_bytes(header[60:64], "big", signed=True)
 
 
 def _check(db: sqlite3.Connection, pragma: str) -> bool:
@@ -369,12 +386,17 @@ def _check(db: sqlite3.Connection, pragma: str) -> bool:
 def open_file(path: Path, *, check: bool = False) -> Catalog:
     """Open (creating if needed) a writable catalog file: pragmas, migrations, checks.
 
-    Raises sqlite3 errors as they come; the policy around it is ``open_catalog``'s.
+    Raises sqlite3 errors as they come and ``NewerSchema`` for a newer file; the
+    policy around it is ``open_catalog``'s.
     """
     old_umask = os.umask(0o077)
     try:
         db = connect(str(path))
         try:
+            # The header may lag a WAL the newer build has not checkpointed yet.
+            version = int(db.execute("PRAGMA user_version").fetchone()[0])
+            if version > SCHEMA_VERSION:
+                raise NewerSchema(version)
             db.execute("PRAGMA auto_vacuum = INCREMENTAL")  # takes effect on a new file only
             db.execute("PRAGMA journal_mode = WAL")
             db.execute("PRAGMA synchronous = NORMAL")
@@ -422,6 +444,8 @@ def open_catalog(
             check = path.stat().st_size <= QUICK_CHECK_MAX_BYTES
         except OSError:
             check = False
+    if path.exists() and not path.is_file():
+        return open_memory_catalog("the catalog path is not a regular file")
     try:
         return _open_disk(path, check)
     except sqlite3.Error as exc:
@@ -436,7 +460,10 @@ def _open_disk(path: Path, check: bool) -> Catalog:
                 version = stored_user_version(path)
                 if version > SCHEMA_VERSION:
                     return open_degraded(path, version)
-            catalog = open_file(path, check=check)
+            try:
+                catalog = open_file(path, check=check)
+            except NewerSchema as newer:
+                return open_degraded(path, newer.version)
             catalog.quarantined = quarantined
             if quarantined is not None:
                 catalog.note = f"a damaged catalog was moved aside to {quarantined.name}"

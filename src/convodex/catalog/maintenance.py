@@ -182,12 +182,8 @@ def reindex_history(
     if path.exists():
         try:
             version = stored_user_version(path)
-        except sqlite3.Error as exc:
-            if is_busy(exc):
-                raise CatalogError(
-                    f"the catalog at {path} is locked by another process; try again"
-                ) from exc
-            version = 0  # damaged: the rebuild replaces it
+        except (sqlite3.Error, OSError):
+            version = 0  # damaged or not a file: the rebuild replaces it
         if version > SCHEMA_VERSION:
             raise CatalogError(
                 f"the catalog at {path} has schema {version}, newer than this build's "
