@@ -32,6 +32,7 @@ from convodex.text.tokens import QueryTerm, iter_tokens, parse_query
 SNIPPET_RADIUS = 80
 CONTEXT_CHARS = 400
 MAX_BATCHES = 20
+RANK_WINDOW = 20_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,16 +234,25 @@ class Searcher:
         selects: list[str] = []
         params: list[Any] = []
         main_kinds = [k for k in kinds if k != "tool_output"]
+        # Newest-first never needs BM25, the costly part of a common word's search.
+        rank = "0.0 AS rank" if latest else "rank"
         if main_kinds:
-            sql = "SELECT rowid, rank FROM documents WHERE documents MATCH ?"
-            params.append(match_expression(terms))
+            expression = match_expression(terms)
+            sql = f"SELECT rowid, {rank} FROM documents WHERE documents MATCH ?"
+            params.append(expression)
             if len(main_kinds) < len(KINDS) - 1:
                 sql += f" AND (rowid & 7) IN ({', '.join('?' for _ in main_kinds)})"
                 params.extend(KIND_BITS[k] for k in main_kinds)
+            if not latest:
+                sql += self._rank_window("documents", expression, params)
             selects.append(sql)
         if "tool_output" in kinds:
-            selects.append("SELECT rowid, rank FROM outputs WHERE outputs MATCH ?")
-            params.append(match_expression(terms, phrases=False))
+            expression = match_expression(terms, phrases=False)
+            sql = f"SELECT rowid, {rank} FROM outputs WHERE outputs MATCH ?"
+            params.append(expression)
+            if not latest:
+                sql += self._rank_window("outputs", expression, params)
+            selects.append(sql)
         if latest:
             # Newest first: the source's last activity, then later messages first.
             key = (
@@ -278,6 +288,23 @@ class Searcher:
             ]
         except sqlite3.OperationalError as exc:
             raise QueryError("query cannot be searched") from exc
+
+    def _rank_window(self, table: str, expression: str, params: list[Any]) -> str:
+        """Bound BM25's work: when a query matches more than ``RANK_WINDOW`` documents,
+        rank only the most recently indexed ``RANK_WINDOW`` of them.
+
+        FTS5 scores every match before it can sort, so an all-common-words query would
+        cost time in proportion to the whole history. The window is the same for every
+        page of one catalog revision, so cursors stay exact.
+        """
+        row = self.catalog.db.execute(
+            f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+            (expression, RANK_WINDOW - 1),
+        ).fetchone()
+        if row is None:
+            return ""
+        params.append(int(row[0]))
+        return " AND rowid >= ?"
 
     def _collect(
         self,

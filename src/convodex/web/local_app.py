@@ -32,7 +32,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from convodex import config
-from convodex.catalog.db import Catalog, open_catalog
+from convodex.catalog.db import Catalog, connect, open_catalog
 from convodex.catalog.listing import Listing, SummaryCache
 from convodex.catalog.scheduler import Event, Scheduler
 from convodex.catalog.search import RuntimeState, Searcher, progress
@@ -69,7 +69,14 @@ class LocalService:
         """A read connection per worker thread: reads never queue behind index writes."""
         catalog: Catalog | None = getattr(self._local, "catalog", None)
         if catalog is None:
-            catalog = open_catalog(self.cache_dir)
+            owner = self.scheduler.catalog
+            if owner.path is None:
+                return owner  # an in-memory catalog exists on one connection only
+            # Already opened (and migrated) by the scheduler: a plain connection suffices,
+            # read-only when the catalog is degraded.
+            degraded = owner.mode == "degraded"
+            catalog = Catalog(connect(str(owner.path), read_only=degraded), owner.path,
+                              owner.mode)
             self._local.catalog = catalog
             with self._readers_lock:
                 self._readers.append(catalog)

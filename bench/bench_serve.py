@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""Live service benchmark (issue 5): HTTP search latency and write-to-searchable latency.
+
+Starts a real `convodex serve` on a loopback port over the shared 200 MB corpus and
+measures, with 20 concurrent clients and a query mix, search latency p50/p95 while
+the server's first full index (a full rebuild) runs and again once it is idle; and
+the time from a session write to the message being searchable, in both states.
+Usage: bench/bench_serve.py [--mb 200] [--clients 20] [--requests 600]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_local import corpus, percentile  # noqa: E402
+
+from convodex import config  # noqa: E402
+from convodex.writer import SessionWriter  # noqa: E402
+
+QUERIES = [
+    "needle{n}",
+    "the",
+    "database",
+    "迁移",
+    "return self",
+    "error status",
+    "数据库迁移",
+    "permission denied",
+]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def load(base: str, clients: int, requests: int, sessions: int) -> list[float]:
+    """``requests`` searches from ``clients`` concurrent clients; latencies in ms."""
+    latencies: list[float] = []
+    counter = iter(range(requests))
+
+    async def client_loop(client: httpx.AsyncClient) -> None:
+        for i in counter:
+            query = QUERIES[i % len(QUERIES)].format(n=(i * 7919) % max(sessions, 1))
+            started = time.perf_counter()
+            response = await client.get("/search", params={"q": query, "limit": 20})
+            response.raise_for_status()
+            latencies.append((time.perf_counter() - started) * 1000)
+
+    limits = httpx.Limits(max_connections=clients)
+    async with httpx.AsyncClient(base_url=base, timeout=60, limits=limits) as client:
+        await asyncio.gather(*(client_loop(client) for _ in range(clients)))
+    return latencies
+
+
+def write_latency(base: str, writer: SessionWriter, session: str, samples: int) -> list[float]:
+    """Seconds from an append through the session writer to a hit in /search."""
+    delays = []
+    with httpx.Client(base_url=base, timeout=30) as client:
+        for i in range(samples):
+            word = f"freshword{os.getpid()}x{i}x{time.monotonic_ns()}"
+            started = time.perf_counter()
+            writer.append(session, [{"role": "user", "content": f"just wrote {word}"}])
+            while not client.get("/search", params={"q": word}).json()["hits"]:
+                if time.perf_counter() - started > 30:
+                    break
+                time.sleep(0.01)
+            delays.append(time.perf_counter() - started)
+            time.sleep(0.05)
+    return delays
+
+
+def status(base: str) -> dict[str, object]:
+    return httpx.get(base + "/status", timeout=30).json()  # type: ignore[no-any-return]
+
+
+def report(name: str, latencies: list[float], unit: str = "ms") -> str:
+    return (
+        f"{name}: p50 {statistics.median(latencies):7.1f} {unit}  "
+        f"p95 {percentile(latencies, 0.95):7.1f} {unit}  (n={len(latencies)})"
+    )
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--mb", type=float, default=200.0)
+    ap.add_argument("--clients", type=int, default=20)
+    ap.add_argument("--requests", type=int, default=600)
+    ap.add_argument("--writes", type=int, default=20)
+    args = ap.parse_args()
+    root = corpus(args.mb, "native")
+    sessions = len(list(root.glob("*/sessions/*.jsonl")))
+    writes_root = Path(tempfile.mkdtemp(prefix="convodex-bench-writes-"))
+    writer_seed = SessionWriter(writes_root)
+    writer_seed.append("live", [{"role": "user", "content": "a live session"}])
+    with tempfile.TemporaryDirectory(prefix="convodex-bench-serve-") as cache:
+        port = free_port()
+        base = f"http://127.0.0.1:{port}"
+        server = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "convodex",
+                "serve",
+                "--port",
+                str(port),
+                "--root",
+                str(writes_root),
+                "--root",
+                str(root),
+                "--cache-dir",
+                cache,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            started = time.perf_counter()
+            while True:
+                try:
+                    state = status(base)
+                    break
+                except httpx.HTTPError:
+                    time.sleep(0.05)
+            writer = SessionWriter(writes_root, channel=config.hint_socket_path(cache))
+            while status(base)["indexed"] == 0:
+                time.sleep(0.05)
+            busy = asyncio.run(load(base, args.clients, args.requests, sessions))
+            busy_writes = write_latency(base, writer, "live", args.writes)
+            during = status(base)
+            while status(base)["state"] != "complete":
+                time.sleep(0.2)
+            index_s = time.perf_counter() - started
+            idle = asyncio.run(load(base, args.clients, args.requests, sessions))
+            idle_writes = write_latency(base, writer, "live", args.writes)
+            state = status(base)
+        finally:
+            server.terminate()
+            server.wait(30)
+    print(
+        f"corpus: native {args.mb:g} MB, {sessions} sessions; {args.clients} concurrent "
+        f"clients; query mix of {len(QUERIES)} (rare, common, phrase, CJK)"
+    )
+    print(
+        f"full index inside `convodex serve`: {index_s:.1f} s "
+        f"({args.mb / index_s:.1f} MB/s), final {state}"
+    )
+    print(f"during the full rebuild (progress then: {during['indexed']}/{during['total']}):")
+    print("  " + report("HTTP search", busy))
+    print(
+        "  "
+        + report("write→searchable", [d * 1000 for d in busy_writes])
+        + "  (target p95 <= 3000 ms)"
+    )
+    print("idle:")
+    print("  " + report("HTTP search", idle))
+    print(
+        "  "
+        + report("write→searchable", [d * 1000 for d in idle_writes])
+        + "  (target p95 <= 1000 ms)"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
