@@ -1,0 +1,130 @@
+"""Crash safety (SPEC L5, L8): SIGKILL a real ``convodex index`` at random moments.
+
+Every kill must leave a catalog that passes ``PRAGMA integrity_check``; finishing
+the index must give exactly the hits of a clean build; no source file changes.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from convodex.catalog.db import open_catalog
+from convodex.catalog.search import Searcher
+from convodex.config import catalog_path
+from convodex.sqlite import sqlite3
+from helpers import tree_hashes
+
+MAKE_CORPUS = Path("/work/shared/bench/make_corpus.py")
+KILLS = 22
+QUERIES = ["needle0", "needle3", "needle17", "error", "the", "migration", "数据库", "索引"]
+
+
+# The stock command commits about every 8 MiB, so on a small corpus a kill lands
+# before or inside the one commit; the same CLI with 64 KiB commit groups is killed
+# too, so kills also land between many commits and later runs resume from them.
+SMALL_COMMITS = (
+    "import sys; import convodex.catalog.indexer as i; i.COMMIT_BYTES = 64 * 1024; "
+    "from convodex.cli import main; sys.argv[0] = 'convodex'; main()"
+)
+
+
+def index_command(corpus: Path, cache: Path, small_commits: bool = False) -> list[str]:
+    start = [sys.executable, "-c", SMALL_COMMITS] if small_commits else [sys.executable, "-m"]
+    if not small_commits:
+        start.append("convodex")
+    return [*start, "index", "--root", str(corpus), "--cache-dir", str(cache)]
+
+
+def integrity(cache: Path) -> str:
+    path = catalog_path(cache)
+    if not path.exists():
+        return "ok"
+    db = sqlite3.connect(str(path))
+    try:
+        return str(db.execute("PRAGMA integrity_check").fetchone()[0])
+    finally:
+        db.close()
+
+
+def snapshot(cache: Path) -> dict[str, object]:
+    """Everything a search can see: hits of several queries, rowids, spans, checkpoints."""
+    with open_catalog(cache) as catalog:
+        searcher = Searcher(catalog)
+        out: dict[str, object] = {}
+        for query in QUERIES:
+            for kinds in ([], ["tool_output"]):
+                hits = searcher.search(query, kinds=kinds, limit=200)["hits"]
+                out[f"{query}:{kinds}"] = [
+                    (h["sessionPath"], h["messageIndex"], h["partIndex"], h["kind"]) for h in hits
+                ]
+        db = catalog.db
+        out["documents"] = [r[0] for r in db.execute("SELECT rowid FROM documents ORDER BY 1")]
+        out["outputs"] = [r[0] for r in db.execute("SELECT rowid FROM outputs ORDER BY 1")]
+        out["sources"] = db.execute(
+            "SELECT path, byte_offset, message_count, size, signature, pending, health, "
+            "line_errors FROM sources ORDER BY path"
+        ).fetchall()
+        out["spans"] = db.execute(
+            "SELECT s.path, m.first_index, m.count, m.spans FROM message_spans m "
+            "JOIN sources s ON s.id = m.source_id ORDER BY s.path, m.first_index"
+        ).fetchall()
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not MAKE_CORPUS.exists(), reason="needs the shared corpus generator")
+def test_sigkill_at_random_moments_never_corrupts_or_changes_sources(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    subprocess.run(
+        [sys.executable, str(MAKE_CORPUS), str(corpus), "--mb", "4", "--seed", "11"],
+        check=True,
+        capture_output=True,
+    )
+    hashes = tree_hashes(corpus)
+    env = {**os.environ, "CONVODEX_CACHE_HOME": str(tmp_path / "unused-cache")}
+
+    clean = tmp_path / "clean"
+    started = time.monotonic()
+    subprocess.run(index_command(corpus, clean), check=True, env=env, capture_output=True)
+    full_run = time.monotonic() - started
+    expected = snapshot(clean)
+    assert expected["needle0:[]"], "the corpus must be searchable"
+
+    crashed = tmp_path / "crashed"
+    rng = random.Random(20260101)
+    kills = completed = 0
+    deadline = time.monotonic() + 45
+    while kills < KILLS and time.monotonic() < deadline:
+        proc = subprocess.Popen(
+            index_command(corpus, crashed, small_commits=bool(kills % 2)),
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        time.sleep(rng.uniform(0.0, full_run))
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+            kills += 1
+        else:
+            # It finished first: start over from nothing so later kills land mid-build.
+            assert proc.returncode == 0
+            completed += 1
+            assert snapshot(crashed) == expected
+            for file in catalog_path(crashed).parent.iterdir():
+                file.unlink()
+        assert integrity(crashed) == "ok", f"after kill {kills}"
+    assert kills >= 20, f"only {kills} kills landed ({completed} runs finished first)"
+
+    subprocess.run(index_command(corpus, crashed), check=True, env=env, capture_output=True)
+    assert integrity(crashed) == "ok"
+    assert snapshot(crashed) == expected
+    assert tree_hashes(corpus) == hashes
