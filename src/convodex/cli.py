@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 import msgspec
@@ -17,12 +16,11 @@ from convodex.catalog.indexer import Indexer
 from convodex.catalog.search import Searcher, progress
 from convodex.cli_mcp import mcp
 from convodex.cli_ops import catalogs, doctor
+from convodex.cli_options import DEMO_ROOT, root_options
+from convodex.cli_serve import serve
 from convodex.cli_server import server
 from convodex.errors import ConvodexError
 from convodex.sources.discover import default_roots, resolve_root, scan
-
-F = TypeVar("F", bound=Callable[..., Any])
-DEMO_ROOT = Path(__file__).parent / "demo"
 
 
 class _Group(click.Group):
@@ -40,22 +38,6 @@ def _emit_json(data: Any) -> None:
     click.echo(msgspec.json.encode(data).decode("utf-8"))
 
 
-def root_options(fn: F) -> F:
-    fn = click.option(
-        "--cache-dir",
-        type=click.Path(file_okay=False, path_type=Path),
-        help="Cache root (default: $CONVODEX_CACHE_HOME or the platform cache dir).",
-    )(fn)
-    fn = click.option(
-        "--root",
-        "roots",
-        multiple=True,
-        type=click.Path(path_type=Path),
-        help="A directory scanned recursively for transcripts (repeatable).",
-    )(fn)
-    return fn
-
-
 def _roots(given: tuple[Path, ...]) -> list[Path]:
     if given:
         return [resolve_root(p) for p in given]
@@ -67,6 +49,7 @@ def _index(catalog: Catalog, roots: list[Path], show_progress: bool) -> IndexSta
     indexer = Indexer(catalog)
     if not show_progress:
         return indexer.run(existing)
+    from rich.console import Console
     from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
 
     with Progress(
@@ -75,7 +58,7 @@ def _index(catalog: Catalog, roots: list[Path], show_progress: bool) -> IndexSta
         DownloadColumn(),
         TimeRemainingColumn(),
         transient=True,
-        console=None,
+        console=Console(stderr=True),
     ) as bar:
         task = bar.add_task("indexing", total=None)
 
@@ -108,6 +91,7 @@ main.add_command(server)
 main.add_command(mcp)
 main.add_command(doctor)
 main.add_command(catalogs)
+main.add_command(serve)
 
 
 @main.command()

@@ -151,12 +151,15 @@ class Indexer:
             generation = db.execute(
                 "SELECT scan_generation FROM roots WHERE id = ?", (root_id,)
             ).fetchone()[0]
+            # Grace: a file the listing missed but that exists now (an atomic
+            # replace in flight) is kept; only a file still absent is removed.
             gone = [
                 row[0]
                 for row in db.execute(
-                    "SELECT id FROM sources WHERE root_id = ? AND seen_generation < ?",
+                    "SELECT id, path FROM sources WHERE root_id = ? AND seen_generation < ?",
                     (root_id, generation),
                 )
+                if not os.path.exists(row[1])
             ]
             for source_id in gone:
                 delete_source_rows(db, source_id)
@@ -277,7 +280,7 @@ class Indexer:
             return 0
         sources = []
         for path in self.hints.drain():
-            src = self.source_by_path(path) or self._register_hinted(path)
+            src = self.source_by_path(path) or self.register_path(path)
             if src is not None:
                 sources.append(src)
         self.index_sources(sources)
@@ -289,7 +292,7 @@ class Indexer:
         ).fetchone()
         return None if row is None else PendingSource(*row)
 
-    def _register_hinted(self, path: Path) -> PendingSource | None:
+    def register_path(self, path: Path) -> PendingSource | None:
         """A hinted file under a known root that no scan has seen yet."""
         fmt = format_of(path.name)
         if fmt is None or not path.is_file():
