@@ -1,0 +1,270 @@
+"""The web page (SPEC X3) in real headless Chromium, against the real app on a loopback port.
+
+Playwright for Python drives Debian's ``/usr/bin/chromium`` (never a downloaded browser).
+A missing browser fails the test: the page is part of what CI proves.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+import unicodedata
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import uvicorn
+from playwright.sync_api import Page, Route, expect, sync_playwright
+
+from convodex.web.local_app import create_app, create_service
+from helpers import write_session
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
+FILLER = (
+    "We walked through the release checklist item by item: changelog, version bump, "
+    "migration notes, the smoke tests on the preview environment and the rollback plan. "
+)
+
+
+def deploy_session() -> list[dict[str, Any]]:
+    """A long session whose match sits deep enough that the view must scroll to it."""
+    messages: list[dict[str, Any]] = []
+    for n in range(12):
+        role = "user" if n % 2 == 0 else "assistant"
+        messages.append({"role": role, "content": f"Step {n}. " + FILLER * 2})
+    messages.append(
+        {"role": "user", "content": "The Flux capacitor overheats during the staging deploy."}
+    )
+    messages.append({"role": "assistant", "content": "Lower the capacitor load, then redeploy."})
+    messages.append({"role": "user", "content": "That worked."})
+    return messages
+
+
+def write_corpus(root: Path) -> Path:
+    path = write_session(
+        root,
+        "deploy",
+        deploy_session(),
+        {"name": "Staging deploy overheats", "workspace_root": "/home/dev/shop"},
+    )
+    write_session(
+        root,
+        "markup",
+        [
+            {"role": "user", "content": '<img src=x onerror="window.__pwned=1"> flux <b>bold</b>'},
+            {"role": "assistant", "content": "That is markup, shown as text."},
+        ],
+        {"name": "<script>alert(1)</script> markup", "workspace_root": "/home/dev/web"},
+    )
+    write_session(
+        root,
+        "cjk",
+        [{"role": "user", "content": "数据库迁移 flux 完成了吗"}],
+        {"name": "迁移", "workspace_root": "/home/dev/shop"},
+    )
+    for n in range(4):
+        write_session(
+            root,
+            f"filler{n}",
+            [{"role": "user", "content": f"unrelated question number {n}"}],
+            {"workspace_root": "/home/dev/other"},
+        )
+    return path
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def serving(root: Path, cache_dir: Path) -> Iterator[str]:
+    """The real local app under uvicorn in a thread; yields its base URL once indexed."""
+    service = create_service(cache_dir, [root], listen_for_hints=False)
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(
+            create_app(service, watch=False),
+            host="127.0.0.1",
+            port=port,
+            log_level="warning",
+            access_log=False,
+            lifespan="on",
+        )
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 20
+        while not server.started:
+            assert time.monotonic() < deadline, "server did not start"
+            time.sleep(0.02)
+        with httpx.Client(base_url=base, timeout=10) as client:
+            while client.get("/status").json()["state"] != "complete":
+                assert time.monotonic() < deadline, "indexing did not complete"
+                time.sleep(0.05)
+        yield base
+    finally:
+        server.should_exit = True
+        thread.join(20)
+
+
+@contextmanager
+def browser_page() -> Iterator[Page]:
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            context = browser.new_context(viewport={"width": 1440, "height": 900})
+            page = context.new_page()
+            yield page
+            context.close()
+        finally:
+            browser.close()
+
+
+def folded(text: str) -> str:
+    return "".join(
+        c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c)
+    ).lower()
+
+
+def test_search_highlight_open_in_context(root: Path, cache_dir: Path) -> None:
+    deploy_path = write_corpus(root)
+    errors: list[str] = []
+    with serving(root, cache_dir) as base, browser_page() as page:
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+        expected_errors = ["Failed to load resource: the server responded with a status of 400"]
+        page.goto(base + "/")
+
+        # The tree lists every session, with the progress bar complete.
+        expect(page.locator("#progress")).to_have_attribute("data-state", "complete")
+        expect(page.locator("#progress-text")).to_contain_text("Index complete: 7 of 7")
+        expect(page.locator("#tree .row")).to_have_count(7)
+        expect(page.locator("#tree")).to_contain_text("Staging deploy overheats")
+
+        # Search as you type: one word first.
+        page.locator("#q").press_sequentially("flux", delay=40)
+        hits = page.locator("#hits .hit")
+        expect(hits).to_have_count(3)
+        marks = page.locator("#hits mark").all_inner_texts()
+        assert marks and {folded(m) for m in marks} == {"flux"}
+
+        # Content is text, never markup: the tags show literally and nothing ran.
+        markup = hits.filter(has_text="<img")
+        expect(markup).to_have_count(1)
+        expect(markup.locator(".hit-title")).to_have_text("<script>alert(1)</script> markup")
+        assert page.locator("#hits img, #hits b, #hits script").count() == 0
+        assert page.evaluate("window.__pwned") is None
+
+        # A second word narrows the hits; both words are marked, case kept as written.
+        page.locator("#q").press_sequentially(" capacitor", delay=40)
+        expect(hits).to_have_count(1)
+        hit = hits.first
+        expect(hit.locator(".hit-title")).to_have_text("Staging deploy overheats")
+        expect(hit.locator("mark")).to_have_text(["Flux", "capacitor"])
+
+        # Open the hit: its context, with the hit message marked and scrolled into view.
+        hit.click()
+        target = page.locator("#messages .msg.hit")
+        expect(target).to_have_count(1)
+        expect(target).to_have_attribute("data-message-index", "12")
+        expect(target).to_contain_text("overheats during the staging deploy")
+        expect(target.locator("mark")).to_have_text(["Flux", "capacitor"])
+        expect(target).to_be_in_viewport()
+        indexes = [
+            int(i)
+            for i in page.locator("#messages .msg").evaluate_all(
+                "els => els.map(e => e.dataset.messageIndex)"
+            )
+        ]
+        assert indexes == list(range(4, 15))
+        expect(page.locator("#session-title")).to_have_text("Staging deploy overheats")
+        expect(page.locator("#session-meta")).to_contain_text(str(deploy_path))
+        expect(page.locator("#messages .gap").first).to_contain_text("4 earlier messages")
+
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "web-page.png"))
+
+        # The whole session, still at the hit.
+        page.locator("#session-full").click()
+        expect(page.locator("#messages .msg")).to_have_count(15)
+        expect(target).to_be_in_viewport()
+
+        # Newest first asks the server for latest=1; kind filters go with every search.
+        with page.expect_request(lambda r: "/search?" in r.url and "latest=1" in r.url):
+            page.locator("label", has_text="Newest").click()
+        expect(hits).to_have_count(1)
+        with page.expect_request(lambda r: "/search?" in r.url and "kind=user_text" not in r.url):
+            page.locator("#kinds input[value=user_text]").uncheck()
+        expect(hits).to_have_count(0)
+        expect(page.locator("#hits-empty")).to_contain_text("No matches")
+
+        # A CJK query marks the run as written.
+        page.locator("#kinds input[value=user_text]").check()
+        page.locator("#q").fill("迁移")
+        expect(hits).to_have_count(1)
+        expect(hits.first.locator("mark")).to_have_text(["迁移"])
+
+        # A query without letters or digits is explained, not an empty page.
+        page.locator("#q").fill("??")
+        expect(page.locator("#hits-notice")).to_contain_text(
+            "query must contain at least one letter or number"
+        )
+
+        # Opening a session from the tree shows all of it.
+        page.locator("#tree .row", has_text="Staging deploy overheats").click()
+        expect(page.locator("#messages .msg")).to_have_count(15)
+    assert [e for e in errors if not any(e.startswith(x) for x in expected_errors)] == []
+
+
+def test_progress_is_explicit_and_polling_replaces_events(root: Path, cache_dir: Path) -> None:
+    """Without server-sent events the page polls, and an incomplete index is spelled out."""
+    write_corpus(root)
+    building = {"state": "indexing", "indexed": 3, "total": 10, "pending": 7, "failed": 0}
+    status: dict[str, Any] = {**building, "revision": 1}
+    with serving(root, cache_dir) as base, browser_page() as page:
+
+        def fake_status(route: Route) -> None:
+            route.fulfill(json=status)
+
+        def building_search(route: Route) -> None:
+            response = route.fetch()
+            body = response.json()
+            body["progress"] = {**building, "revision": body["progress"]["revision"]}
+            route.fulfill(response=response, json=body)
+
+        page.route("**/events", lambda route: route.fulfill(status=503, body="gone"))
+        page.route("**/status", fake_status)
+        page.route("**/search?*", building_search)
+        page.goto(base + "/")
+
+        expect(page.locator("#progress")).to_have_attribute("data-state", "indexing")
+        expect(page.locator("#progress-text")).to_have_text(
+            "Indexing: 3 of 10 sessions indexed, 7 pending — results may be incomplete."
+        )
+        expect(page.locator("#progress .bar")).to_have_attribute("aria-valuenow", "30")
+        page.locator("#q").fill("flux")
+        expect(page.locator("#hits .hit")).to_have_count(3)
+        expect(page.locator("#hits-notice")).to_have_text(
+            "The index is still building (3/10); results may be incomplete."
+        )
+
+        # Polling picks up the finished index.
+        status.update(state="complete", indexed=10, pending=0, revision=2)
+        expect(page.locator("#progress-text")).to_have_text("Index complete: 10 of 10 sessions.")
+        expect(page.locator("#progress")).to_have_attribute("data-state", "complete")
