@@ -63,3 +63,37 @@ def test_tokens_are_stable_under_retokenizing(text: str) -> None:
     """Tokens are already normal: tokenizing a token gives back exactly that token."""
     for token in tokenize(text):
         assert tokenize(token) == [token]
+
+
+@given(st.text(max_size=300))
+def test_tokenize_agrees_with_the_span_tokenizer(text: str) -> None:
+    """The fast path used for indexing and the span path used for snippets agree."""
+    assert tokenize(text) == [t.text for t in iter_tokens(text)]
+
+
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "数据",
+                "库",
+                "Café",
+                "user_id",
+                " ",
+                "-",
+                "é",
+                "ß",
+                "x1",
+                "データ",
+                "세션",
+                "\u0301",
+                "①",
+                "½",
+            ]
+        ),
+        max_size=30,
+    )
+)
+def test_tokenize_agrees_on_mixed_scripts(parts: list[str]) -> None:
+    text = "".join(parts)
+    assert tokenize(text) == [t.text for t in iter_tokens(text)]
