@@ -29,6 +29,7 @@ ARCHIVE_DIR_NAMES = frozenset({"archive", "archived", "archived_sessions"})
 _SKIPPED_ROLES = frozenset({"system", "developer"})
 _META_ORIGINS = frozenset({"pinned", "context", "system", "injected"})
 _SKIP_CHUNK = 1024 * 1024
+_LINE_PROBE = 64 * 1024
 
 
 class _Function(msgspec.Struct):
@@ -186,6 +187,24 @@ def preflight(line: bytes | memoryview) -> tuple[_Head, bool]:
     return head, not hidden
 
 
+def _next_line(handle: BinaryIO, offset: int, path: Path, budget: Budget) -> bytes:
+    """The line at ``offset`` (terminator included) in one allocation; ``b""`` at the end.
+
+    A short line is read as is. A long one is first measured in chunks that are not
+    kept, checked against the record budget, then read in one piece: a buffered
+    ``readline`` of a long line would hold its chunks and their join, twice its size.
+    """
+    line = handle.readline(_LINE_PROBE)
+    if line.endswith(b"\n") or len(line) < _LINE_PROBE:
+        budget.check(path, "record", len(line))
+        return line
+    length = len(line) + _skip_rest_of_line(handle)
+    budget.check(path, "record", length)
+    del line
+    handle.seek(offset)
+    return handle.read(length)
+
+
 def _skip_rest_of_line(handle: BinaryIO) -> int:
     """Bytes up to and including the next newline, read in chunks and not kept."""
     skipped = 0
@@ -213,25 +232,21 @@ class SessionLogFormat:
         """Messages from the checkpoint on, under the log and record budgets (SPEC L6).
 
         A record's encoded size is its line as stored, line terminator included; a
-        line over the record budget is measured in chunks, never held whole.
+        line over the record budget is measured in chunks, never held whole, and a
+        line within it is held once.
         """
         size = os.stat(path).st_size
         budget.check(path, "log", size)
-        record_limit = budget.max_record_bytes
         tool_names: dict[str, str] = {}
         with open(path, "rb") as handle:
             handle.seek(result.end_offset)
             offset = result.end_offset
             while True:
-                line = handle.readline(record_limit + 1)
+                line = _next_line(handle, offset, path, budget)
                 if not line:
                     break
                 length = len(line)
                 complete = line.endswith(b"\n")
-                if length > record_limit:
-                    if not complete:
-                        length += _skip_rest_of_line(handle)
-                    budget.check(path, "record", length)
                 if line.isspace():
                     offset += length
                     result.end_offset = offset
