@@ -3,17 +3,16 @@
 The tool's name, description, input schema, defaults and parameter order are a
 contract agents are prompted with, so they are declared once here as constants and
 pinned byte for byte by a snapshot test. A tool call never scans directories: the
-catalog is brought up to date by a background thread, and every answer says first
+catalog is kept current by the background scheduler, and every answer says first
 when the index is still incomplete. Queries and message text are never logged.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
-import logging
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
@@ -22,13 +21,11 @@ import msgspec
 
 from convodex import config
 from convodex.catalog.db import Catalog, open_catalog
-from convodex.catalog.indexer import Indexer
+from convodex.catalog.scheduler import Scheduler
 from convodex.catalog.search import Searcher, root_ids_for
 from convodex.catalog.search import progress as catalog_progress
 from convodex.errors import ConvodexError, QueryError
 from convodex.text.documents import DEFAULT_KINDS, KINDS
-
-log = logging.getLogger("convodex.mcp")
 
 TOOL_NAME: Final = "history_search"
 OPERATIONS: Final = ("search", "around")
@@ -36,7 +33,7 @@ DEFAULT_LIMIT: Final = 20
 MAX_LIMIT: Final = config.MAX_SEARCH_LIMIT
 DEFAULT_CONTEXT: Final = 3
 MAX_CONTEXT: Final = config.MAX_AROUND
-RESCAN_SECONDS: Final = 60.0
+RESCAN_SECONDS: Final = 30.0
 
 TOOL_DESCRIPTION: Final = (
     "Search every past conversation with AI agents on this machine: what the user asked, "
@@ -157,9 +154,15 @@ def _string(args: Mapping[str, Any], name: str) -> str | None:
 class HistoryTool:
     """Answers tool calls from one read connection; calls are serialized."""
 
-    def __init__(self, catalog: Catalog, roots: list[Path] | None = None) -> None:
+    def __init__(
+        self,
+        catalog: Catalog,
+        roots: list[Path] | None = None,
+        scheduler: Scheduler | None = None,
+    ) -> None:
         self.catalog = catalog
         self.roots = roots  # None: search the whole catalog
+        self.scheduler = scheduler
         self._lock = threading.Lock()
 
     def call(self, arguments: Mapping[str, Any] | None) -> str:
@@ -201,61 +204,16 @@ class HistoryTool:
         index = _integer(args, "messageIndex", 0, 0, 2**62)
         before = _integer(args, "before", DEFAULT_CONTEXT, 0, MAX_CONTEXT)
         after = _integer(args, "after", DEFAULT_CONTEXT, 0, MAX_CONTEXT)
-        messages = Searcher(self.catalog).around(path, index, before, after)
+        # Reading a session is interactive: background indexing yields at its next batch.
+        waiting = self.scheduler.interactive() if self.scheduler else contextlib.nullcontext()
+        with waiting:
+            messages = Searcher(self.catalog).around(path, index, before, after)
         return {
             "sessionPath": path,
             "messageIndex": index,
             "messages": messages,
             "progress": catalog_progress(self.catalog, root_ids_for(self.catalog, self.roots)),
         }
-
-
-@dataclass
-class BackgroundIndexer:
-    """Keeps the catalog current from a daemon thread: a first run, then periodic rescans.
-
-    It writes through its own connection so tool calls never wait on a scan; results
-    appear as each group of sources commits.
-    """
-
-    cache_dir: Path | None
-    roots: list[Path]
-    shared: Catalog | None = None  # an in-memory catalog cannot be opened twice
-    interval: float = RESCAN_SECONDS
-    _stop: threading.Event = field(default_factory=threading.Event)
-    _thread: threading.Thread | None = None
-
-    def start(self) -> None:
-        self._thread = threading.Thread(target=self._loop, name="convodex-mcp-index", daemon=True)
-        self._thread.start()
-
-    def stop(self, timeout: float = 1.0) -> None:
-        """Ask the thread to stop; a run in progress finishes on its own (it is a daemon)."""
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
-
-    def _loop(self) -> None:
-        try:
-            catalog = self.shared or open_catalog(self.cache_dir)
-        except ConvodexError as exc:
-            log.warning("background indexing disabled: %s", type(exc).__name__)
-            return
-        try:
-            while not self._stop.is_set():
-                self._run_once(catalog)
-                self._stop.wait(self.interval)
-        finally:
-            if self.shared is None:
-                catalog.close()
-
-    def _run_once(self, catalog: Catalog) -> None:
-        if not catalog.writable:
-            return
-        try:
-            Indexer(catalog).run([r for r in self.roots if r.is_dir()])
-        except Exception as exc:  # a failed run must not end the server; retried next time
-            log.warning("background indexing failed: %s", type(exc).__name__)
 
 
 def build_server(tool: HistoryTool) -> Any:
@@ -309,15 +267,21 @@ async def _serve(tool: HistoryTool) -> None:
 def serve_stdio(
     roots: list[Path], cache_dir: Path | None, *, scoped: bool, index: bool = True
 ) -> None:
-    """Serve until the client closes stdin. ``scoped`` limits searches to ``roots``."""
+    """Serve until the client closes stdin. ``scoped`` limits searches to ``roots``.
+
+    With ``index``, the process-local scheduler keeps the catalog current from its own
+    connection (a first scan, then periodic rescans), so calls never wait for a scan.
+    """
     with open_catalog(cache_dir) as catalog:
-        indexer = None
+        scheduler = writer = None
         if index:
-            shared = catalog if catalog.mode == "memory" else None
-            indexer = BackgroundIndexer(cache_dir, roots, shared=shared)
-            indexer.start()
+            # An in-memory catalog cannot be opened twice: then reads and writes share it.
+            writer = catalog if catalog.mode == "memory" else open_catalog(cache_dir)
+            scheduler = Scheduler(writer, roots, rescan_seconds=RESCAN_SECONDS).start()
         try:
-            anyio.run(_serve, HistoryTool(catalog, roots if scoped else None))
+            anyio.run(_serve, HistoryTool(catalog, roots if scoped else None, scheduler))
         finally:
-            if indexer is not None:
-                indexer.stop()
+            if scheduler is not None:
+                scheduler.stop()
+            if writer is not None and writer is not catalog:
+                writer.close()
