@@ -292,3 +292,18 @@ def test_no_diagnostic_prints_content(
     assert "SessionReplayLimitError" in blob and "quarantine" in blob  # the runs did happen
     for marker in markers:
         assert marker not in blob
+
+
+def test_reindex_replaces_a_catalog_that_is_not_a_database(
+    root: Path, cache_dir: Path, cli
+) -> None:  # type: ignore[no-untyped-def]
+    corpus(root)
+    path = catalog_path(cache_dir)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(os.urandom(10_000))
+    Path(f"{path}-wal").write_bytes(os.urandom(5000))  # must not be replayed onto the new file
+    out = as_json(cli("catalogs", "reindex", "history", "--dir", str(root), "--json"))
+    assert out["stats"]["indexed"] == 6
+    assert sorted(p.name for p in path.parent.iterdir()) == ["v1.sqlite"]
+    assert doctor_json(cli)["integrity"] == "ok"
+    assert len(hits(cache_dir, "alpha")) == 6

@@ -494,8 +494,10 @@ def open_memory_catalog(note: str | None = None) -> Catalog:
 def replace_catalog(new: Path, path: Path) -> None:
     """Swap a rebuilt catalog file in for ``path`` atomically.
 
-    The new file must be closed and out of WAL mode. The old WAL is checkpointed
-    first and removed after, so it can never be replayed onto the new file.
+    The new file must be closed and out of WAL mode. SQLite replays any ``-wal`` it
+    finds beside a database, whatever that WAL belonged to, so the old WAL is
+    checkpointed and removed before the swap, and removed again after it in case a
+    writer of the old file recreated it meanwhile.
     """
     if path.exists():
         with contextlib.suppress(sqlite3.Error):
@@ -504,8 +506,13 @@ def replace_catalog(new: Path, path: Path) -> None:
                 old.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             finally:
                 old.close()
+    _remove_side_files(path)
     os.replace(new, path)
+    _remove_side_files(path)
+    _private_files(path)
+
+
+def _remove_side_files(path: Path) -> None:
     for file in side_files(path):
         with contextlib.suppress(FileNotFoundError):
             file.unlink()
-    _private_files(path)

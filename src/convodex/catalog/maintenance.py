@@ -118,8 +118,8 @@ def _inspect(db: sqlite3.Connection, report: dict[str, Any]) -> None:
     report["integrity"] = "ok" if [tuple(r) for r in rows] == [("ok",)] else "failed"
     if report["integrity"] != "ok":
         report["note"] = (
-            f"{len(rows)} integrity problems: the next `convodex index` quarantines and "
-            "rebuilds it, or run `convodex catalogs reindex history`"
+            f"{len(rows)} integrity problems: run `convodex catalogs reindex history` "
+            "to rebuild it (the session files are not affected)"
         )
         return
     for health, count in db.execute("SELECT health, count(*) FROM sources GROUP BY health"):
