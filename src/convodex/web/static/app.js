@@ -480,6 +480,10 @@
     li.tabIndex = 0;
     li.dataset.sessionPath = hit.sessionPath;
     li.dataset.messageIndex = String(hit.messageIndex);
+    const opened = state.open;
+    if (opened && opened.sessionPath === hit.sessionPath && opened.messageIndex === hit.messageIndex) {
+      li.classList.add("selected"); // keeps the open hit marked when results refresh
+    }
     const head = el("div", "hit-head");
     head.append(el("span", "hit-title", hit.sessionTitle || hit.sessionId));
     const label = hit.toolName ? `${hit.kind.replace("_", " ")} · ${hit.toolName}` : hit.kind.replace("_", " ");
@@ -572,7 +576,10 @@
       fragment.append(li);
       if (isHit) target = li;
     }
-    if (partial) {
+    const first = messages.length ? messages[0].messageIndex : 0;
+    const last = messages.length ? messages[messages.length - 1].messageIndex : 0;
+    const whole = first === 0 && hitIndex !== null && last < hitIndex + CONTEXT;
+    if (partial && !whole) {
       const more = el("li", "gap");
       const button = el("button", null, "Show the whole session");
       button.type = "button";
