@@ -6,10 +6,10 @@ writes, renames or locks the file it reads (SPEC L1).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import BinaryIO, Protocol
 
 from convodex import config
 from convodex.errors import SessionReplayLimitError
@@ -170,3 +170,31 @@ class SourceFormat(Protocol):
 def append_only(fmt: SourceFormat) -> bool:
     """Whether appended bytes only add messages (formats without the attribute do)."""
     return bool(getattr(fmt, "append_only", True))
+
+
+MessageLoader = Callable[[BinaryIO, int, int, int], SourceMessage | None]
+"""Builds one message from the record(s) at (offset, length) of an open source file."""
+
+
+def messages_at(
+    handle: BinaryIO, spans: Iterable[tuple[int, int]], result: ReadResult, load: MessageLoader
+) -> Iterator[SourceMessage]:
+    """The effective transcript's messages, in order, loaded span by span.
+
+    Shared by the formats that find their effective branch in a first pass; a span
+    that no longer parses keeps its display index and is counted, never fatal.
+    """
+    for offset, length in spans:
+        message = load(handle, offset, length, result.next_index)
+        if message is None:
+            result.errors.append(LineError(offset, "InvalidRecord"))
+            message = SourceMessage(result.next_index, offset, length, "", None, [])
+        result.next_index += 1
+        yield message
+
+
+def load_message(
+    path: Path, offset: int, length: int, index: int, load: MessageLoader
+) -> SourceMessage | None:
+    with open(path, "rb") as handle:
+        return load(handle, offset, length, index)

@@ -26,7 +26,15 @@ from typing import Any, BinaryIO
 import msgspec
 
 from convodex.sources import session_log
-from convodex.sources.base import Budget, LineError, ReadResult, SessionInfo, SourceMessage
+from convodex.sources.base import (
+    Budget,
+    LineError,
+    ReadResult,
+    SessionInfo,
+    SourceMessage,
+    load_message,
+    messages_at,
+)
 from convodex.sources.claude_code import parse_time
 from convodex.text.documents import (
     Document,
@@ -346,17 +354,10 @@ class CodexFormat:
         result.end_offset = result.next_index = 0
         spans = effective_spans(path, result, budget)
         with open(path, "rb") as handle:
-            for offset, length in spans:
-                message = _load(handle, offset, length, result.next_index)
-                if message is None:
-                    result.errors.append(LineError(offset, "InvalidRecord"))
-                    message = SourceMessage(result.next_index, offset, length, "", None, [])
-                result.next_index += 1
-                yield message
+            yield from messages_at(handle, spans, result, _load)
 
     def load(self, path: Path, offset: int, length: int, index: int) -> SourceMessage | None:
-        with open(path, "rb") as handle:
-            return _load(handle, offset, length, index)
+        return load_message(path, offset, length, index, _load)
 
     def info(self, path: Path) -> SessionInfo:
         archived = any(p in session_log.ARCHIVE_DIR_NAMES for p in path.parts[-6:-1])

@@ -32,7 +32,15 @@ import msgspec
 
 from convodex.errors import SourceError
 from convodex.sources import session_log
-from convodex.sources.base import Budget, LineError, ReadResult, SessionInfo, SourceMessage
+from convodex.sources.base import (
+    Budget,
+    LineError,
+    ReadResult,
+    SessionInfo,
+    SourceMessage,
+    load_message,
+    messages_at,
+)
 
 NAME = "dag"
 MAIN = "main"
@@ -224,17 +232,10 @@ class DagFormat:
                     spans[0] = system
                 else:
                     spans.insert(0, system)
-            for offset, length in spans:
-                message = _message_at(handle, offset, length, result.next_index)
-                if message is None:
-                    result.errors.append(LineError(offset, "InvalidRecord"))
-                    message = SourceMessage(result.next_index, offset, length, "", None, [])
-                result.next_index += 1
-                yield message
+            yield from messages_at(handle, spans, result, _message_at)
 
     def load(self, path: Path, offset: int, length: int, index: int) -> SourceMessage | None:
-        with open(path, "rb") as handle:
-            return _message_at(handle, offset, length, index)
+        return load_message(path, offset, length, index, _message_at)
 
     def info(self, path: Path) -> SessionInfo:
         archived = any(part in session_log.ARCHIVE_DIR_NAMES for part in path.parent.parts[-2:])
