@@ -58,9 +58,6 @@ class Dialect(ABC):
     def ts_value(self, value: Any) -> int:
         """A stored timestamp back as microseconds since the epoch."""
 
-    #: scan a small scope's rows instead of asking the trigram index (see search.py)
-    small_scope_scan: bool = False
-
     @abstractmethod
     def text_candidates(self, use_index: bool) -> tuple[str, str]:
         """``(from_clause, where_clause)`` selecting search rows ``r`` whose text contains

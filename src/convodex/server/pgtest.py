@@ -67,7 +67,9 @@ class TempPostgres:
     def __init__(self, *, durable: bool = False, settings: dict[str, str] | None = None) -> None:
         self.bindir = find_bindir()
         self.user = _run_as()
-        self.root = Path(tempfile.mkdtemp(prefix="cdxpg-"))
+        # Under root the server runs as another user, who must be able to reach the
+        # directory: /tmp is world-traversable where $TMPDIR may not be.
+        self.root = Path(tempfile.mkdtemp(prefix="cdxpg-", dir="/tmp" if self.user else None))
         self.data = self.root / "data"
         self.port = 5432
         self.durable = durable

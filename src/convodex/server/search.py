@@ -29,7 +29,7 @@ RAW_MATCH_CAP = 500
 SNIPPET_RADIUS = 60
 #: newest rows a projected search scans before asking the trigram index
 PROBE_WINDOW = 400
-#: a scope with at most this many rows is scanned outright where the dialect prefers it
+#: a scope with at most this many rows is scanned outright, without the trigram index
 SMALL_SCOPE = 5000
 
 # The last column says whether the candidate passed the checks (see _page_query).
@@ -272,7 +272,7 @@ def search_messages(
         cursor: tuple[Any, int] | None = None
         use_index = True
         if projected:
-            first = _first_plan(tx, db, caller, scope)
+            first = _first_plan(tx, caller, scope)
             use_index = first.use_index
             if first.lower is not None:
                 # The probe: the newest rows by a plain range scan, cheap however common
@@ -298,19 +298,21 @@ def search_messages(
     return found.hits
 
 
-def _first_plan(tx: Tx, db: Database, caller: Caller, scope: str) -> _Plan:
+def _first_plan(tx: Tx, caller: Caller, scope: str) -> _Plan:
     """How to start a projected search.
 
-    A scope of at most ``SMALL_SCOPE`` rows goes straight to one query (scanned
-    outright where the dialect prefers that). A larger one first probes the newest
-    ``PROBE_WINDOW`` rows of the instance by range scan (``lower`` is the oldest key
-    of that window), so a common query never makes the index list every match.
+    A scope of at most ``SMALL_SCOPE`` rows is scanned outright, without the trigram
+    index: reading a few thousand rows beats listing every match of a common query
+    across the instance (and SQLite would drive any ``MATCH`` from the FTS5 table).
+    A larger scope first probes the newest ``PROBE_WINDOW`` rows of the instance by
+    range scan (``lower`` is the oldest key of that window); the index then serves
+    only what is older.
     """
     if _scope_rows(tx, caller, scope, SMALL_SCOPE + 1) <= SMALL_SCOPE:
-        return _Plan(use_index=not db.dialect.small_scope_scan)
+        return _Plan(use_index=False)
     boundary = _window_boundary(tx, PROBE_WINDOW)
     if boundary is None:
-        return _Plan(use_index=not db.dialect.small_scope_scan)
+        return _Plan(use_index=False)
     return _Plan(lower=boundary, use_index=False)
 
 

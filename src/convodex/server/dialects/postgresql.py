@@ -30,8 +30,11 @@ class PostgresDialect(Dialect):
         return (value - EPOCH) // timedelta(microseconds=1)
 
     def text_candidates(self, use_index: bool) -> tuple[str, str]:
-        # ILIKE folds case by the database's LC_CTYPE (Unicode under a UTF-8 locale);
-        # the planner serves it from the pg_trgm GIN index or a narrower range scan.
+        # ILIKE folds case by the database's LC_CTYPE (Unicode under a UTF-8 locale).
+        if not use_index:
+            # ``text || ''`` is not the indexed expression: the planner must use the
+            # owner or range scan it was asked for, whatever it estimates for pg_trgm.
+            return ("search_rows r", "(r.text || '') ILIKE ? ESCAPE '\\'")
         return ("search_rows r", "r.text ILIKE ? ESCAPE '\\'")
 
     def text_params(self, query: str, use_index: bool) -> list[object]:

@@ -34,9 +34,6 @@ def fts_phrase(query: str) -> str:
 
 class SQLiteDialect(Dialect):
     name = "sqlite"
-    # SQLite drives every MATCH query from the FTS5 table, even when a scope's own
-    # rows are few: scanning those is then far cheaper.
-    small_scope_scan = True
 
     def __init__(self, *, trigram_index: bool = True) -> None:
         # False scans search_rows instead of the FTS5 table: the benchmark's baseline.
