@@ -256,7 +256,8 @@ def test_two_processes_share_one_catalog(tmp_path: Path, cache_dir: Path) -> Non
         for _ in range(2)
     ]
     for proc in procs:
-        proc.communicate(timeout=300)
+        _, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err.decode()[-500:]  # a locked catalog is waited out
     with open_catalog(cache_dir) as catalog:
         assert catalog.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     finish = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)

@@ -172,6 +172,8 @@ class Batch:
     first_index: int = 0
     checkpoint: tuple[Any, ...] | None = None
     failure: tuple[Any, ...] | None = None
+    # The (byte offset, message count) stored when this batch was read.
+    expect: tuple[int, int] | None = None
     last_activity: int | None = None
     size: int = 0
 
@@ -216,6 +218,19 @@ class SourceReader:
         self.stats = IndexStats()
 
     def batches(self, src: PendingSource) -> Iterator[Batch]:
+        """The source's batches, each expecting the checkpoint the previous one leaves.
+
+        Another process may index the same source at the same time; a batch whose
+        expected checkpoint is no longer the stored one is skipped at commit.
+        """
+        expect = (src.byte_offset, src.message_count)
+        for batch in self._batches(src):
+            batch.expect = expect
+            if batch.checkpoint is not None:
+                expect = (batch.checkpoint[0], batch.checkpoint[1])
+            yield batch
+
+    def _batches(self, src: PendingSource) -> Iterator[Batch]:
         """The source's new rows; a failure ends with a batch that records it."""
         path = Path(src.path)
         try:

@@ -69,13 +69,27 @@ class Catalog:
         """One write transaction; rolls back on any error."""
         self.require_writable()
         with self.lock:
-            self.db.execute("BEGIN IMMEDIATE")
+            self._begin()
             try:
                 yield self.db
             except BaseException:
                 self.db.execute("ROLLBACK")
                 raise
             self.db.execute("COMMIT")
+
+    def _begin(self) -> None:
+        """BEGIN IMMEDIATE, waiting out another process's write (it is not corruption)."""
+        deadline = time.monotonic() + WRITE_WAIT_SECONDS
+        pause = 0.01
+        while True:
+            try:
+                self.db.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as exc:
+                if not is_busy(exc) or time.monotonic() > deadline:
+                    raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.2)
 
     def meta(self, key: str) -> str | None:
         row = self.db.execute("SELECT value FROM catalog_meta WHERE key = ?", (key,)).fetchone()
@@ -206,6 +220,8 @@ KEEP_QUARANTINED = 3
 # Larger files skip the quick check on open (it reads every page); doctor and
 # reindex still check them in full.
 QUICK_CHECK_MAX_BYTES = 8 * 1024 * 1024
+# How long a writer waits for another process's write transaction before giving up.
+WRITE_WAIT_SECONDS = 30.0
 SIDE_FILES = ("-wal", "-shm")
 
 

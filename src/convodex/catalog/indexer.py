@@ -61,17 +61,25 @@ def delete_source_rows(db: sqlite3.Connection, source_id: int) -> None:
     db.execute("DELETE FROM message_spans WHERE source_id = ?", (source_id,))
 
 
-def apply_batch(db: sqlite3.Connection, batch: Batch) -> None:
+def apply_batch(db: sqlite3.Connection, batch: Batch) -> bool:
+    """Apply one batch unless another process moved its source's checkpoint meanwhile."""
+    if batch.expect is not None:
+        row = db.execute(
+            "SELECT byte_offset, message_count FROM sources WHERE id = ?", (batch.source_id,)
+        ).fetchone()
+        if row is None or (row[0], row[1]) != batch.expect:
+            return False
     if batch.wipe:
         delete_source_rows(db, batch.source_id)
     if batch.failure is not None:
         db.execute(_MARK_FAILED, batch.failure)
-        return
+        return True
     db.executemany(_INSERT_DOCUMENTS, batch.documents)
     db.executemany(_INSERT_OUTPUTS, batch.outputs)
     spans.insert(db, batch.source_id, batch.first_index, batch.locations)
     if batch.checkpoint is not None:
         db.execute(_UPDATE_CHECKPOINT, batch.checkpoint)
+    return True
 
 
 class Indexer:
