@@ -11,14 +11,14 @@ import time
 from pathlib import Path
 
 import httpx
-from helpers import append_lines, write_session
-from live_server import serving, wait_for
 
 from convodex import config
 from convodex.catalog.db import open_catalog
 from convodex.catalog.scheduler import Scheduler
 from convodex.web.local_app import create_service
 from convodex.writer import SessionWriter
+from helpers import append_lines, write_session
+from live_server import serving, wait_for
 
 MAKE_CORPUS = Path(__file__).resolve().parents[3] / "shared" / "bench" / "make_corpus.py"
 

@@ -75,8 +75,7 @@ class LocalService:
             # Already opened (and migrated) by the scheduler: a plain connection suffices,
             # read-only when the catalog is degraded.
             degraded = owner.mode == "degraded"
-            catalog = Catalog(connect(str(owner.path), read_only=degraded), owner.path,
-                              owner.mode)
+            catalog = Catalog(connect(str(owner.path), read_only=degraded), owner.path, owner.mode)
             self._local.catalog = catalog
             with self._readers_lock:
                 self._readers.append(catalog)
