@@ -31,13 +31,13 @@ import msgspec
 from convodex.sources import session_log
 from convodex.sources.base import (
     Budget,
-    LineError,
     ReadResult,
     SessionInfo,
     SourceMessage,
     load_message,
     messages_at,
 )
+from convodex.sources.jsonl import decoded_lines
 from convodex.text.documents import (
     Document,
     Kind,
@@ -139,38 +139,18 @@ def effective_spans(path: Path, result: ReadResult, budget: Budget) -> list[tupl
     sidechain = path.parent.name == "subagents"
     side_nodes: dict[str, _Node] = {}
     side_order: list[str] = []
-    offset = 0
-    with open(path, "rb") as handle:
-        for line in handle:
-            length = len(line)
-            budget.check(path, "record", length)
-            body = line.strip()
-            if not body:
-                offset += length
-                continue
-            try:
-                rec = _decode_meta(body)
-            except (msgspec.DecodeError, RecursionError) as exc:
-                if not line.endswith(b"\n"):
-                    break  # a half-written last line
-                result.errors.append(LineError(offset, session_log._error_class(exc)))
-                offset += length
-                continue
-            is_message = rec.type in MESSAGE_TYPES or rec.type in LEGACY_TOOL_TYPES
-            if rec.uuid is None and not is_message:
-                offset += length  # snapshots, modes, queue operations: not in the tree
-                continue
-            key = rec.uuid if rec.uuid is not None else f"@{offset}"
-            bucket, seq = (side_nodes, side_order) if rec.isSidechain else (nodes, order)
-            if key not in bucket:  # a duplicate uuid is ignored
-                message_id = rec.message.id if isinstance(rec.message, _MessageId) else None
-                role = rec.type if rec.type in MESSAGE_TYPES else None
-                parent = rec.parentUuid or rec.logicalParentUuid
-                bucket[key] = _Node(parent, offset, length, is_message, role, message_id)
-                seq.append(key)
-            offset += length
-    result.end_offset = offset
-    result.bytes_read = offset
+    for offset, length, _, rec in decoded_lines(path, result, budget, _decode_meta):
+        is_message = rec.type in MESSAGE_TYPES or rec.type in LEGACY_TOOL_TYPES
+        if rec.uuid is None and not is_message:
+            continue  # snapshots, modes, queue operations: not in the tree
+        key = rec.uuid if rec.uuid is not None else f"@{offset}"
+        bucket, seq = (side_nodes, side_order) if rec.isSidechain else (nodes, order)
+        if key not in bucket:  # a duplicate uuid is ignored
+            message_id = rec.message.id if isinstance(rec.message, _MessageId) else None
+            role = rec.type if rec.type in MESSAGE_TYPES else None
+            parent = rec.parentUuid or rec.logicalParentUuid
+            bucket[key] = _Node(parent, offset, length, is_message, role, message_id)
+            seq.append(key)
     if sidechain or not any(nodes[k].message for k in order):
         nodes, order = side_nodes, side_order
     return _chain_spans(nodes, order)

@@ -28,7 +28,6 @@ import msgspec
 from convodex.sources import session_log
 from convodex.sources.base import (
     Budget,
-    LineError,
     ReadResult,
     SessionInfo,
     SourceMessage,
@@ -36,6 +35,7 @@ from convodex.sources.base import (
     messages_at,
 )
 from convodex.sources.claude_code import parse_time
+from convodex.sources.jsonl import decoded_lines
 from convodex.text.documents import (
     Document,
     Kind,
@@ -207,53 +207,33 @@ def effective_spans(path: Path, result: ReadResult, budget: Budget) -> list[tupl
     events: list[tuple[str, int, int]] = []
     rollbacks: list[tuple[int, int]] = []  # (position in items, turns)
     has_messages = False
-    offset = 0
-    with open(path, "rb") as handle:
-        for line in handle:
-            length = len(line)
-            budget.check(path, "record", length)
-            body = line.strip()
-            if not body:
-                offset += length
-                continue
-            try:
-                meta = _decode_meta(body)
-            except (msgspec.DecodeError, RecursionError) as exc:
-                if not line.endswith(b"\n"):
-                    break
-                result.errors.append(LineError(offset, session_log._error_class(exc)))
-                offset += length
-                continue
-            end = offset + length
-            payload = meta.payload
-            if meta.type == "event_msg" and payload is not None:
-                if payload.type == "thread_rolled_back":
-                    rollbacks.append((len(items), payload.num_turns or 1))
-                elif payload.type == "user_message":
-                    events.append(("user", offset, end))
-                elif payload.type == "agent_message":
-                    events.append(("assistant", offset, end))
-                offset = end
-                continue
-            kind = None
-            if meta.type == "response_item" and payload is not None:
-                kind = _kind("response_item", _Item(type=payload.type, role=payload.role))
-            elif meta.type in ("message", *CALL_TYPES, *OUTPUT_TYPES) or (
-                meta.type is None and meta.role
-            ):
-                kind = _kind("response_item", _Item(type=meta.type or "message", role=meta.role))
-            if kind == "user" and not _is_user_turn(body):
-                kind = "context"
-            has_messages = has_messages or kind in ("user", "assistant", "context")
-            if kind == "call" and items and items[-1][0] == "assistant":
-                items[-1] = ("assistant", items[-1][1], end)  # the turn's calls join it
-            elif kind == "call":
-                items.append(("assistant", offset, end))
-            elif kind is not None:
-                items.append(("tool" if kind == "output" else kind, offset, end))
-            offset = end
-    result.end_offset = offset
-    result.bytes_read = offset
+    for offset, length, body, meta in decoded_lines(path, result, budget, _decode_meta):
+        end = offset + length
+        payload = meta.payload
+        if meta.type == "event_msg" and payload is not None:
+            if payload.type == "thread_rolled_back":
+                rollbacks.append((len(items), payload.num_turns or 1))
+            elif payload.type == "user_message":
+                events.append(("user", offset, end))
+            elif payload.type == "agent_message":
+                events.append(("assistant", offset, end))
+            continue
+        kind = None
+        if meta.type == "response_item" and payload is not None:
+            kind = _kind("response_item", _Item(type=payload.type, role=payload.role))
+        elif meta.type in ("message", *CALL_TYPES, *OUTPUT_TYPES) or (
+            meta.type is None and meta.role
+        ):
+            kind = _kind("response_item", _Item(type=meta.type or "message", role=meta.role))
+        if kind == "user" and not _is_user_turn(body):
+            kind = "context"
+        has_messages = has_messages or kind in ("user", "assistant", "context")
+        if kind == "call" and items and items[-1][0] == "assistant":
+            items[-1] = ("assistant", items[-1][1], end)  # the turn's calls join it
+        elif kind == "call":
+            items.append(("assistant", offset, end))
+        elif kind is not None:
+            items.append(("tool" if kind == "output" else kind, offset, end))
     if not has_messages and events:
         items = sorted(events + items, key=lambda i: i[1])
         rollbacks = []  # event-only logs: positions refer to no item list

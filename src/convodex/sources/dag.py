@@ -34,13 +34,13 @@ from convodex.errors import SourceError
 from convodex.sources import session_log
 from convodex.sources.base import (
     Budget,
-    LineError,
     ReadResult,
     SessionInfo,
     SourceMessage,
     load_message,
     messages_at,
 )
+from convodex.sources.jsonl import decoded_lines
 
 NAME = "dag"
 MAIN = "main"
@@ -154,62 +154,43 @@ def replay(path: Path, result: ReadResult, budget: Budget) -> Replay:
         state.activity = max(state.activity, (at, offset))
         return state
 
-    offset = 0
-    with open(path, "rb") as handle:
-        for line in handle:
-            length = len(line)
-            budget.check(path, "record", length)
-            body = line.strip()
-            if not body:
-                offset += length
-                continue
-            try:
-                rec = _decode_meta(body)
-            except msgspec.DecodeError as exc:
-                if not line.endswith(b"\n"):
-                    break  # a half-written last line: the writer is not done yet
-                result.errors.append(LineError(offset, session_log._error_class(exc)))
-                offset += length
-                continue
-            if rec.type not in KNOWN_TYPES:
-                raise SourceError(str(path), f"unknown DAG record type at byte {offset}")
-            raw = len(rec.msgs)
-            meta_bytes += length - raw
-            budget.check(path, "dag_meta", meta_bytes)
-            at = float(rec.at) if rec.at is not None else -1.0
-            kind = rec.type
-            if kind == "message" and rec.id is not None:
-                if rec.id not in nodes:  # a duplicate message id is ignored
-                    state = head_of(rec.head, at, offset)
-                    parent = state.leaf if rec.parent is msgspec.UNSET else rec.parent
-                    nodes[rec.id] = (
-                        parent if isinstance(parent, str) else None,
-                        offset,
-                        length,
-                    )
-                    state.leaf = rec.id
-                    meta_bytes += NODE_OVERHEAD
-            elif kind == "patch" and rec.id is not None:
-                patches[rec.id] = (offset, length)
-            elif kind == "redact" and rec.id is not None:
-                redactions[rec.id] = (offset, length)
-            elif kind == "system":
-                head_of(rec.head, at, offset).system = (offset, length)
-            elif kind in ("fork", "rewind"):
+    for offset, length, _, rec in decoded_lines(path, result, budget, _decode_meta):
+        if rec.type not in KNOWN_TYPES:
+            raise SourceError(str(path), f"unknown DAG record type at byte {offset}")
+        raw = len(rec.msgs)
+        meta_bytes += length - raw
+        budget.check(path, "dag_meta", meta_bytes)
+        at = float(rec.at) if rec.at is not None else -1.0
+        kind = rec.type
+        if kind == "message" and rec.id is not None:
+            if rec.id not in nodes:  # a duplicate message id is ignored
                 state = head_of(rec.head, at, offset)
-                state.leaf = rec.parent if isinstance(rec.parent, str) else None
-            elif kind == "select" and rec.head is not None:
-                selected = rec.head if rec.head in heads else selected
-                if rec.head in heads:
-                    head_of(rec.head, at, offset)
-            elif kind == "retire" and rec.head is not None:
-                retired.add(rec.head)
-            elif kind == "rename":
-                head_of(rec.head, at, offset).title = rec.title
-            budget.check(path, "dag_meta", meta_bytes)
-            offset += length
-    result.end_offset = offset
-    result.bytes_read = offset
+                parent = state.leaf if rec.parent is msgspec.UNSET else rec.parent
+                nodes[rec.id] = (
+                    parent if isinstance(parent, str) else None,
+                    offset,
+                    length,
+                )
+                state.leaf = rec.id
+                meta_bytes += NODE_OVERHEAD
+        elif kind == "patch" and rec.id is not None:
+            patches[rec.id] = (offset, length)
+        elif kind == "redact" and rec.id is not None:
+            redactions[rec.id] = (offset, length)
+        elif kind == "system":
+            head_of(rec.head, at, offset).system = (offset, length)
+        elif kind in ("fork", "rewind"):
+            state = head_of(rec.head, at, offset)
+            state.leaf = rec.parent if isinstance(rec.parent, str) else None
+        elif kind == "select" and rec.head is not None:
+            selected = rec.head if rec.head in heads else selected
+            if rec.head in heads:
+                head_of(rec.head, at, offset)
+        elif kind == "retire" and rec.head is not None:
+            retired.add(rec.head)
+        elif kind == "rename":
+            head_of(rec.head, at, offset).title = rec.title
+        budget.check(path, "dag_meta", meta_bytes)
     return Replay(nodes, heads, patches, redactions, selected, retired)
 
 

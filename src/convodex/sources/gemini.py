@@ -22,7 +22,7 @@ from typing import Any, BinaryIO
 
 import msgspec
 
-from convodex.sources import jsonspan, session_log
+from convodex.sources import jsonspan
 from convodex.sources.base import (
     Budget,
     LineError,
@@ -33,6 +33,7 @@ from convodex.sources.base import (
     messages_at,
 )
 from convodex.sources.claude_code import parse_time
+from convodex.sources.jsonl import decoded_lines
 from convodex.text.documents import (
     Document,
     Kind,
@@ -157,36 +158,17 @@ def _load(handle: BinaryIO, offset: int, length: int, index: int) -> SourceMessa
 def _jsonl_spans(path: Path, result: ReadResult, budget: Budget) -> list[tuple[int, int]]:
     order: list[str] = []
     spans: dict[str, tuple[int, int]] = {}
-    offset = 0
-    with open(path, "rb") as handle:
-        for line in handle:
-            length = len(line)
-            budget.check(path, "record", length)
-            body = line.strip()
-            if not body:
-                offset += length
-                continue
-            try:
-                rec = _decode_line_meta(body)
-            except (msgspec.DecodeError, RecursionError) as exc:
-                if not line.endswith(b"\n"):
-                    break
-                result.errors.append(LineError(offset, session_log._error_class(exc)))
-                offset += length
-                continue
-            if rec.rewind_to is not None and rec.rewind_to in spans:
-                cut = order.index(rec.rewind_to)
-                for gone in order[cut:]:
-                    del spans[gone]
-                del order[cut:]
-            elif rec.type in MESSAGE_TYPES:
-                key = rec.id if rec.id is not None else f"@{offset}"
-                if key not in spans:
-                    order.append(key)
-                spans[key] = (offset, len(line.rstrip(b"\r\n")))  # a re-written id: in place
-            offset += length
-    result.end_offset = offset
-    result.bytes_read = offset
+    for offset, length, _, rec in decoded_lines(path, result, budget, _decode_line_meta):
+        if rec.rewind_to is not None and rec.rewind_to in spans:
+            cut = order.index(rec.rewind_to)
+            for gone in order[cut:]:
+                del spans[gone]
+            del order[cut:]
+        elif rec.type in MESSAGE_TYPES:
+            key = rec.id if rec.id is not None else f"@{offset}"
+            if key not in spans:
+                order.append(key)
+            spans[key] = (offset, length)  # a re-written id: in place
     return [spans[k] for k in order]
 
 

@@ -15,6 +15,7 @@ from typing import Any, BinaryIO
 import msgspec
 
 from convodex.sources.base import Budget, LineError, ReadResult, SessionInfo, SourceMessage
+from convodex.sources.jsonl import error_class
 from convodex.text.documents import (
     Document,
     tool_call_document,
@@ -258,7 +259,7 @@ class SessionLogFormat:
                 except (msgspec.DecodeError, RecordError, RecursionError) as exc:
                     if not complete:
                         break  # a half-written last line: wait for the writer to finish it
-                    result.errors.append(LineError(offset, _error_class(exc)))
+                    result.errors.append(LineError(offset, error_class(exc)))
                     offset += length
                     result.end_offset = offset
                     result.bytes_read += length
@@ -330,14 +331,6 @@ def _read_json(path: Path, decode: Any) -> Any:
             return decode(handle.read(1024 * 1024))
     except (OSError, msgspec.DecodeError, msgspec.ValidationError):
         return None
-
-
-def _error_class(exc: Exception) -> str:
-    if isinstance(exc, msgspec.ValidationError):
-        return "InvalidRecord"
-    if isinstance(exc, msgspec.DecodeError):
-        return "MalformedJSON"
-    return type(exc).__name__
 
 
 FORMAT = SessionLogFormat()
