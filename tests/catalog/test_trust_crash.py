@@ -43,6 +43,11 @@ def index_command(corpus: Path, cache: Path, small_commits: bool = False) -> lis
     return [*start, "index", "--root", str(corpus), "--cache-dir", str(cache)]
 
 
+def run_to_completion(corpus: Path, cache: Path, env: dict[str, str]) -> None:
+    done = subprocess.run(index_command(corpus, cache), env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
 def integrity(cache: Path) -> str:
     path = catalog_path(cache)
     if not path.exists():
@@ -93,7 +98,7 @@ def test_sigkill_at_random_moments_never_corrupts_or_changes_sources(tmp_path: P
 
     clean = tmp_path / "clean"
     started = time.monotonic()
-    subprocess.run(index_command(corpus, clean), check=True, env=env, capture_output=True)
+    run_to_completion(corpus, clean, env)
     full_run = time.monotonic() - started
     expected = snapshot(clean)
     assert expected["needle0:[]"], "the corpus must be searchable"
@@ -116,7 +121,7 @@ def test_sigkill_at_random_moments_never_corrupts_or_changes_sources(tmp_path: P
             kills += 1
         else:
             # It finished first: start over from nothing so later kills land mid-build.
-            assert proc.returncode == 0
+            assert proc.returncode == 0, proc.stderr.read() if proc.stderr else ""
             completed += 1
             assert snapshot(crashed) == expected
             for file in catalog_path(crashed).parent.iterdir():
@@ -124,7 +129,7 @@ def test_sigkill_at_random_moments_never_corrupts_or_changes_sources(tmp_path: P
         assert integrity(crashed) == "ok", f"after kill {kills}"
     assert kills >= 20, f"only {kills} kills landed ({completed} runs finished first)"
 
-    subprocess.run(index_command(corpus, crashed), check=True, env=env, capture_output=True)
+    run_to_completion(corpus, crashed, env)
     assert integrity(crashed) == "ok"
     assert snapshot(crashed) == expected
     assert tree_hashes(corpus) == hashes
