@@ -91,13 +91,13 @@ def free_port() -> int:
 
 
 @contextmanager
-def serving(root: Path, cache_dir: Path) -> Iterator[str]:
+def serving(root: Path, cache_dir: Path, token: str | None = None) -> Iterator[str]:
     """The real local app under uvicorn in a thread; yields its base URL once indexed."""
     service = create_service(cache_dir, [root], listen_for_hints=False)
     port = free_port()
     server = uvicorn.Server(
         uvicorn.Config(
-            create_app(service, watch=False),
+            create_app(service, watch=False, token=token),
             host="127.0.0.1",
             port=port,
             log_level="warning",
@@ -113,7 +113,8 @@ def serving(root: Path, cache_dir: Path) -> Iterator[str]:
         while not server.started:
             assert time.monotonic() < deadline, "server did not start"
             time.sleep(0.02)
-        with httpx.Client(base_url=base, timeout=10) as client:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        with httpx.Client(base_url=base, timeout=10, headers=headers) as client:
             while client.get("/status").json()["state"] != "complete":
                 assert time.monotonic() < deadline, "indexing did not complete"
                 time.sleep(0.05)
@@ -268,3 +269,26 @@ def test_progress_is_explicit_and_polling_replaces_events(root: Path, cache_dir:
         status.update(state="complete", indexed=10, pending=0, revision=2)
         expect(page.locator("#progress-text")).to_have_text("Index complete: 10 of 10 sessions.")
         expect(page.locator("#progress")).to_have_attribute("data-state", "complete")
+
+
+def test_a_token_in_the_page_url_goes_with_every_api_request(root: Path, cache_dir: Path) -> None:
+    """``serve --allow-remote`` guards the API with a token; the page opened as /?token=… works."""
+    write_corpus(root)
+    token = "s3cret-token"
+    with serving(root, cache_dir, token=token) as base, browser_page() as page:
+        # The static files hold no data; the browser authenticates them by header here,
+        # so only the page's own API requests prove the token travels with them.
+        page.route(
+            "**/static/**",
+            lambda route: route.continue_(
+                headers={**route.request.headers, "authorization": f"Bearer {token}"}
+            ),
+        )
+        page.goto(f"{base}/?token={token}")
+        expect(page.locator("#progress-text")).to_contain_text("Index complete: 7 of 7")
+        expect(page.locator("#tree .row")).to_have_count(7)
+        page.locator("#q").fill("flux capacitor")
+        expect(page.locator("#hits .hit")).to_have_count(1)
+        page.locator("#hits .hit").first.click()
+        expect(page.locator("#messages .msg.hit")).to_contain_text("overheats")
+        assert "token=" in page.url  # the search kept it for reloads

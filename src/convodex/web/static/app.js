@@ -58,8 +58,19 @@
     return node;
   }
 
+  // With `convodex serve --allow-remote`, the page is opened as /?token=…; every API
+  // request then carries the token (EventSource cannot send headers, so as a parameter).
+  const TOKEN = new URLSearchParams(window.location.search).get("token");
+
+  function api(url) {
+    if (!TOKEN) return url;
+    const target = new URL(url, window.location.origin);
+    target.searchParams.set("token", TOKEN);
+    return target.pathname + target.search;
+  }
+
   async function getJSON(url) {
-    const response = await fetch(url, { headers: { Accept: "application/json" } });
+    const response = await fetch(api(url), { headers: { Accept: "application/json" } });
     let body = null;
     try {
       body = await response.json();
@@ -241,7 +252,7 @@
       startPolling();
       return;
     }
-    const source = new EventSource("/events");
+    const source = new EventSource(api("/events"));
     source.onmessage = (event) => {
       try {
         showProgress(JSON.parse(event.data));
