@@ -8,6 +8,8 @@ from pathlib import Path
 
 import platformdirs
 
+from convodex.errors import ConfigError
+
 APP = "convodex"
 
 MIB = 1024 * 1024
@@ -27,9 +29,9 @@ class Setting:
         try:
             parsed = int(raw)
         except ValueError as exc:
-            raise ValueError(f"{self.env} must be an integer number of bytes") from exc
+            raise ConfigError(f"{self.env} must be an integer number of bytes") from exc
         if parsed <= 0:
-            raise ValueError(f"{self.env} must be positive")
+            raise ConfigError(f"{self.env} must be positive")
         return parsed
 
 

@@ -19,6 +19,10 @@ class InvalidInput(ConvodexError):
     status = 400
 
 
+class ConfigError(InvalidInput, ValueError):
+    """A setting (an environment variable or an argument) has a value that cannot be used."""
+
+
 class QueryError(InvalidInput):
     """The caller's query, kind, limit or cursor cannot be used."""
 

@@ -187,6 +187,12 @@ def test_env_budget_applies_to_the_cli(root: Path, cli, monkeypatch) -> None:  #
     (root / "huge.jsonl").touch()
     out = json.loads(cli("index", "--root", str(root), "--json").stdout)
     assert out["stats"]["failed"] == 0 and out["progress"]["failed"] == 0
+    monkeypatch.setenv("CONVODEX_REPLAY_MAX_RECORD_BYTES", "lots")
+    bad = cli("index", "--root", str(root))
+    assert bad.exit_code == 1
+    assert bad.stderr.strip() == (
+        "error: CONVODEX_REPLAY_MAX_RECORD_BYTES must be an integer number of bytes"
+    )
 
 
 # -- failure isolation on real files ---------------------------------------------------

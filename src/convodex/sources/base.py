@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import BinaryIO, Protocol
 
 from convodex import config
-from convodex.errors import SessionReplayLimitError
+from convodex.errors import ConfigError, SessionReplayLimitError
 from convodex.text.documents import Document
 
 
@@ -88,7 +88,7 @@ class Budget:
     def __post_init__(self) -> None:
         for resource in RESOURCES:
             if self.limit(resource) <= 0:
-                raise ValueError(f"the {resource} budget must be a positive number of bytes")
+                raise ConfigError(f"the {resource} budget must be a positive number of bytes")
 
     @classmethod
     def from_env(cls) -> Budget:
