@@ -213,6 +213,7 @@ def test_tool_defaults_and_validation(root: Path, catalog: Catalog) -> None:
         ({"query": "orbit", "colour": "red"}, "unknown argument: colour"),
         ({}, "search needs a query"),
         ({"operation": "around", "sessionPath": "x"}, "around needs messageIndex"),
+        ({"operation": "around", "sessionPath": "/no/such.jsonl", "messageIndex": 0}, "unknown"),
         (
             {"operation": "around", "sessionPath": "x", "messageIndex": 0, "before": 11},
             "before must be between 0 and 10",
