@@ -106,8 +106,9 @@ def reindex_history_command(dirs: tuple[Path, ...], cache_dir: Path | None, as_j
         _emit_json(result)
         return
     stats = result["stats"]
+    count = len(result["roots"])
     click.echo(
-        f"rebuilt {result['path']} from {len(result['roots'])} roots: "
+        f"rebuilt {result['path']} from {count} root{'' if count == 1 else 's'}: "
         f"{stats['indexed']} of {stats['sources']} sources, {stats['messages']} messages "
         f"in {stats['seconds']:.2f} s; {stats['failed']} failed"
     )
