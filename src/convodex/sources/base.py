@@ -6,6 +6,7 @@ writes, renames or locks the file it reads (SPEC L1).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -198,3 +199,28 @@ def load_message(
 ) -> SourceMessage | None:
     with open(path, "rb") as handle:
         return load(handle, offset, length, index)
+
+
+class ToolNames:
+    """Tool names by call id for source files whose results do not name their tool.
+
+    Search loads one message at a time, so the call that named the tool is found by
+    a light scan of the file, cached until the file changes (a few files at a time).
+    """
+
+    def __init__(self, scan: Callable[[Path], dict[str, str]], keep: int = 32) -> None:
+        self._scan = scan
+        self._keep = keep
+        self._cache: dict[str, tuple[tuple[int, int, int], dict[str, str]]] = {}
+
+    def of(self, path: Path) -> dict[str, str]:
+        st = os.stat(path)
+        key = (st.st_ino, st.st_size, st.st_mtime_ns)
+        cached = self._cache.get(str(path))
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        names = self._scan(path)
+        if len(self._cache) >= self._keep:
+            self._cache.pop(next(iter(self._cache)))
+        self._cache[str(path)] = (key, names)
+        return names

@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -34,16 +35,15 @@ from convodex.sources.base import (
     ReadResult,
     SessionInfo,
     SourceMessage,
+    ToolNames,
     load_message,
     messages_at,
 )
 from convodex.sources.jsonl import decoded_lines
 from convodex.text.documents import (
     Document,
-    Kind,
-    clip_tool_text,
-    is_tool_error,
     tool_call_document,
+    tool_result_document,
 )
 
 NAME = "claude_code"
@@ -231,21 +231,25 @@ def _arguments(value: Any) -> str:
     return msgspec.json.encode(value).decode("utf-8")
 
 
-def _result(part: int, content: Any, flagged: bool) -> Document:
-    """A tool result; the tool's name is not in the result record, so none is claimed."""
-    text = _text(content)
-    kind: Kind = "tool_error" if is_tool_error(text, flagged) else "tool_output"
-    return Document(part, kind, clip_tool_text(text))
+def _result(part: int, content: Any, flagged: bool, name: str | None) -> Document:
+    """A tool result, named after the ``tool_use`` that asked for it when known."""
+    return tool_result_document(part, name, _text(content), flagged)
 
 
-def documents(records: list[_Record]) -> tuple[str, list[Document]]:
-    """Role and documents of one display message built from its records."""
+def documents(
+    records: list[_Record], names: dict[str, str] | None = None
+) -> tuple[str, list[Document]]:
+    """Role and documents of one display message built from its records.
+
+    ``names`` maps tool_use ids to tool names; calls seen here are added to it.
+    """
+    names = {} if names is None else names
     first = records[0]
     if first.type == "tool_use":
         return "assistant", [tool_call_document(1, first.name, _arguments(first.input))]
     if first.type == "tool_result":
         content = first.output if first.output is not None else first.content
-        return "tool", [_result(0, content, bool(first.is_error))]
+        return "tool", [_result(0, content, bool(first.is_error), None)]
     role = first.type or ""
     texts: list[str] = []
     docs: list[Document] = []
@@ -263,13 +267,16 @@ def documents(records: list[_Record]) -> tuple[str, list[Document]]:
                     texts.append(part["text"])
                 elif kind == "tool_use":
                     name = part.get("name")
+                    if isinstance(part.get("id"), str) and isinstance(name, str):
+                        names[part["id"]] = name
                     args = _arguments(part.get("input"))
                     docs.append(tool_call_document(len(docs) + 1, name, args))
                 elif kind == "tool_result":
                     results += 1
-                    docs.append(
-                        _result(len(docs) + 1, part.get("content"), part.get("is_error") is True)
-                    )
+                    use_id = part.get("tool_use_id")
+                    name = names.get(use_id) if isinstance(use_id, str) else None
+                    flagged = part.get("is_error") is True
+                    docs.append(_result(len(docs) + 1, part.get("content"), flagged, name))
     if first.isMeta or first.isCompactSummary:
         return role, []  # injected context and compaction summaries are not documents
     text = "\n".join(t for t in texts if t)
@@ -280,7 +287,13 @@ def documents(records: list[_Record]) -> tuple[str, list[Document]]:
     return role, docs
 
 
-def _load(handle: BinaryIO, offset: int, length: int, index: int) -> SourceMessage | None:
+def _load(
+    handle: BinaryIO,
+    offset: int,
+    length: int,
+    index: int,
+    names: dict[str, str] | None = None,
+) -> SourceMessage | None:
     handle.seek(offset)
     raw = handle.read(length)
     if len(raw) != length:
@@ -310,8 +323,37 @@ def _load(handle: BinaryIO, offset: int, length: int, index: int) -> SourceMessa
         records.append(rec)
     if not records:
         return None
-    role, docs = documents(records)
+    role, docs = documents(records, names)
     return SourceMessage(index, offset, length, role, parse_time(records[0].timestamp), docs)
+
+
+class _UsePart(msgspec.Struct):
+    type: str | None = None
+    id: str | None = None
+    name: str | None = None
+
+
+class _UseMessage(msgspec.Struct):
+    content: list[_UsePart] | str | None = None
+
+
+class _UseLine(msgspec.Struct):
+    message: _UseMessage | str | None = None
+
+
+_decode_uses = msgspec.json.Decoder(_UseLine).decode
+
+
+def _tool_use_names(path: Path) -> dict[str, str]:
+    """Tool names by tool_use id: only ids and names are decoded, never inputs or text."""
+    names: dict[str, str] = {}
+    for _, _, _, line in decoded_lines(path, ReadResult(0, 0), Budget.from_env(), _decode_uses):
+        message = line.message
+        if isinstance(message, _UseMessage) and isinstance(message.content, list):
+            for part in message.content:
+                if part.type == "tool_use" and part.id and part.name:
+                    names[part.id] = part.name
+    return names
 
 
 class ClaudeCodeFormat:
@@ -320,15 +362,20 @@ class ClaudeCodeFormat:
     name = NAME
     append_only = False
 
+    def __init__(self) -> None:
+        self._names = ToolNames(_tool_use_names)
+
     def read(self, path: Path, result: ReadResult, budget: Budget) -> Iterator[SourceMessage]:
         budget.check(path, "log", os.stat(path).st_size)
         result.end_offset = result.next_index = 0
         spans = effective_spans(path, result, budget)
+        names: dict[str, str] = {}  # filled in order: a call precedes its result
         with open(path, "rb") as handle:
-            yield from messages_at(handle, spans, result, _load)
+            yield from messages_at(handle, spans, result, partial(_load, names=names))
 
     def load(self, path: Path, offset: int, length: int, index: int) -> SourceMessage | None:
-        return load_message(path, offset, length, index, _load)
+        loader = partial(_load, names=self._names.of(path))
+        return load_message(path, offset, length, index, loader)
 
     def info(self, path: Path) -> SessionInfo:
         stem = path.name[: -len(".jsonl")] if path.name.endswith(".jsonl") else path.stem

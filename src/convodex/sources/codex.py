@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -31,6 +32,7 @@ from convodex.sources.base import (
     ReadResult,
     SessionInfo,
     SourceMessage,
+    ToolNames,
     load_message,
     messages_at,
 )
@@ -38,10 +40,8 @@ from convodex.sources.claude_code import parse_time
 from convodex.sources.jsonl import decoded_lines
 from convodex.text.documents import (
     Document,
-    Kind,
-    clip_tool_text,
-    is_tool_error,
     tool_call_document,
+    tool_result_document,
 )
 
 NAME = "codex"
@@ -62,6 +62,8 @@ class _PayloadMeta(msgspec.Struct):
     type: str | None = None
     role: str | None = None
     num_turns: int | None = None
+    call_id: str | None = None
+    name: str | None = None
 
 
 class _LineMeta(msgspec.Struct):
@@ -70,6 +72,8 @@ class _LineMeta(msgspec.Struct):
     type: str | None = None
     role: str | None = None
     payload: _PayloadMeta | None = None
+    call_id: str | None = None  # pre-envelope calls
+    name: str | None = None
 
 
 class _Item(msgspec.Struct):
@@ -77,6 +81,7 @@ class _Item(msgspec.Struct):
     role: str | None = None
     content: Any = None
     name: str | None = None
+    call_id: str | None = None
     arguments: Any = None
     input: Any = None
     action: Any = None
@@ -96,6 +101,7 @@ class _Line(msgspec.Struct):
     role: str | None = None
     content: Any = None
     name: str | None = None
+    call_id: str | None = None
     arguments: Any = None
     output: Any = None
     result: Any = None
@@ -135,6 +141,7 @@ def _item(line: _Line) -> tuple[str, _Item] | None:
             role=line.role,
             content=line.content if line.content is not None else line.message,
             name=line.name,
+            call_id=line.call_id,
             arguments=line.arguments,
             output=line.output,
             result=line.result,
@@ -201,8 +208,13 @@ def _kind(envelope: str, item: _Item) -> str | None:
     return None
 
 
-def effective_spans(path: Path, result: ReadResult, budget: Budget) -> list[tuple[int, int]]:
-    """Pass one: display spans after rollbacks; bodies are decoded only for user items."""
+def effective_spans(
+    path: Path, result: ReadResult, budget: Budget, names: dict[str, str] | None = None
+) -> list[tuple[int, int]]:
+    """Pass one: display spans after rollbacks; bodies are decoded only for user items.
+
+    ``names`` collects each call id's tool name: output records do not carry it.
+    """
     items: list[tuple[str, int, int]] = []  # (role, offset, end)
     events: list[tuple[str, int, int]] = []
     rollbacks: list[tuple[int, int]] = []  # (position in items, turns)
@@ -227,6 +239,10 @@ def effective_spans(path: Path, result: ReadResult, budget: Budget) -> list[tupl
             kind = _kind("response_item", _Item(type=meta.type or "message", role=meta.role))
         if kind == "user" and not _is_user_turn(body):
             kind = "context"
+        if kind == "call" and names is not None:
+            call = payload if payload is not None else meta
+            if call.call_id and call.name:
+                names[call.call_id] = call.name
         has_messages = has_messages or kind in ("user", "assistant", "context")
         if kind == "call" and items and items[-1][0] == "assistant":
             items[-1] = ("assistant", items[-1][1], end)  # the turn's calls join it
@@ -260,7 +276,13 @@ def _is_user_turn(body: bytes) -> bool:
     return pair is not None and bool(_user_text(pair[1].content).strip())
 
 
-def _load(handle: BinaryIO, offset: int, length: int, index: int) -> SourceMessage | None:
+def _load(
+    handle: BinaryIO,
+    offset: int,
+    length: int,
+    index: int,
+    names: dict[str, str] | None = None,
+) -> SourceMessage | None:
     handle.seek(offset)
     raw = handle.read(length)
     if len(raw) != length:
@@ -296,9 +318,8 @@ def _load(handle: BinaryIO, offset: int, length: int, index: int) -> SourceMessa
         if kind == "output":
             content = item.output if item.output is not None else item.result
             text = _text(content)
-            failed = is_tool_error(text, _failed(text))
-            kind_name: Kind = "tool_error" if failed else "tool_output"
-            docs.append(Document(0, kind_name, clip_tool_text(text), item.name))
+            name = item.name or (names or {}).get(item.call_id or "")
+            docs.append(tool_result_document(0, name, text, _failed(text)))
             role = "tool"
             break
         if kind == "assistant":
@@ -323,21 +344,33 @@ def _load(handle: BinaryIO, offset: int, length: int, index: int) -> SourceMessa
     return SourceMessage(index, offset, length, role, created, docs)
 
 
+def _call_names(path: Path) -> dict[str, str]:
+    """Tool names by call id, from a structure-only pass over the rollout."""
+    names: dict[str, str] = {}
+    effective_spans(path, ReadResult(0, 0), Budget.from_env(), names)
+    return names
+
+
 class CodexFormat:
     """Reader for Codex CLI rollouts; rebuilt on change (a rollback rewrites the end)."""
 
     name = NAME
     append_only = False
 
+    def __init__(self) -> None:
+        self._names = ToolNames(_call_names)
+
     def read(self, path: Path, result: ReadResult, budget: Budget) -> Iterator[SourceMessage]:
         budget.check(path, "log", os.stat(path).st_size)
         result.end_offset = result.next_index = 0
-        spans = effective_spans(path, result, budget)
+        names: dict[str, str] = {}
+        spans = effective_spans(path, result, budget, names)
         with open(path, "rb") as handle:
-            yield from messages_at(handle, spans, result, _load)
+            yield from messages_at(handle, spans, result, partial(_load, names=names))
 
     def load(self, path: Path, offset: int, length: int, index: int) -> SourceMessage | None:
-        return load_message(path, offset, length, index, _load)
+        loader = partial(_load, names=self._names.of(path))
+        return load_message(path, offset, length, index, loader)
 
     def info(self, path: Path) -> SessionInfo:
         archived = any(p in session_log.ARCHIVE_DIR_NAMES for p in path.parts[-6:-1])
