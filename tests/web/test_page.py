@@ -32,6 +32,8 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
+TIMEOUT_MS = 15_000  # generous: CI machines are busy, and every wait here ends early
+expect.set_options(timeout=TIMEOUT_MS)
 FILLER = (
     "We walked through the release checklist item by item: changelog, version bump, "
     "migration notes, the smoke tests on the preview environment and the rollback plan. "
@@ -130,6 +132,7 @@ def browser_page() -> Iterator[Page]:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             context = browser.new_context(viewport={"width": 1440, "height": 900})
+            context.set_default_timeout(TIMEOUT_MS)
             page = context.new_page()
             yield page
             context.close()
@@ -236,8 +239,15 @@ def test_search_highlight_open_in_context(root: Path, cache_dir: Path) -> None:
 def test_progress_is_explicit_and_polling_replaces_events(root: Path, cache_dir: Path) -> None:
     """Without server-sent events the page polls, and an incomplete index is spelled out."""
     write_corpus(root)
-    building = {"state": "indexing", "indexed": 3, "total": 10, "pending": 7, "failed": 0}
-    status: dict[str, Any] = {**building, "revision": 1}
+    # One source of truth for every progress the page sees: /status and each search.
+    status: dict[str, Any] = {
+        "state": "indexing",
+        "indexed": 3,
+        "total": 10,
+        "pending": 7,
+        "failed": 0,
+        "revision": 1,
+    }
     with serving(root, cache_dir) as base, browser_page() as page:
 
         def fake_status(route: Route) -> None:
@@ -246,7 +256,7 @@ def test_progress_is_explicit_and_polling_replaces_events(root: Path, cache_dir:
         def building_search(route: Route) -> None:
             response = route.fetch()
             body = response.json()
-            body["progress"] = {**building, "revision": body["progress"]["revision"]}
+            body["progress"] = dict(status)
             route.fulfill(response=response, json=body)
 
         page.route("**/events", lambda route: route.fulfill(status=503, body="gone"))
@@ -265,10 +275,12 @@ def test_progress_is_explicit_and_polling_replaces_events(root: Path, cache_dir:
             "The index is still building (3/10); results may be incomplete."
         )
 
-        # Polling picks up the finished index.
+        # Polling picks up the finished index, and the notice over the hits goes away.
         status.update(state="complete", indexed=10, pending=0, revision=2)
         expect(page.locator("#progress-text")).to_have_text("Index complete: 10 of 10 sessions.")
         expect(page.locator("#progress")).to_have_attribute("data-state", "complete")
+        expect(page.locator("#hits-notice")).to_be_hidden()
+        expect(page.locator("#hits .hit")).to_have_count(3)
 
 
 def test_a_token_in_the_page_url_goes_with_every_api_request(root: Path, cache_dir: Path) -> None:
