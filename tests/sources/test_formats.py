@@ -66,7 +66,14 @@ def test_claude_code_tools_thinking_sidechains_and_bad_lines() -> None:
     texts = " ".join(shown(read_all(claude_code.FORMAT, sample / "sample-session.jsonl")))
     assert "modular" in texts and "should make it more modular" not in texts  # thinking
     side = FIXTURES / "claude-code" / "claude-code-log-sidechain_integrated.jsonl"
-    assert not any("I'll research" in t for t in shown(read_all(claude_code.FORMAT, side)))
+    messages = read_all(claude_code.FORMAT, side)
+    main = [m for m in messages if not m.subagent]
+    sidechain = [m for m in messages if m.subagent]
+    # Sidechain work is not part of the main transcript: it is its own sub-agent session.
+    assert not any("I'll research" in t for t in shown(main))
+    assert any("I'll research" in t for t in shown(sidechain))
+    assert {m.session_id for m in sidechain} == {f"{side.stem}:sidechain"}
+    assert min(m.index for m in sidechain) == len(main)
 
 
 def test_claude_code_split_message_is_one_message(tmp_path: Path) -> None:

@@ -52,3 +52,17 @@ def test_the_tool_name_is_searchable_in_tool_output(tmp_path: Path, cli) -> None
     as_json(cli("index", "--root", f"{root}:codex", "--json"))
     hits = as_json(cli("search", "apply_patch", "--kind", "tool_output", "--json"))["hits"]
     assert hits and all(h["toolName"] == "apply_patch" for h in hits)
+
+
+def test_sidechains_in_a_main_file_are_sub_agent_sessions(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    root = tmp_path / "claude"
+    root.mkdir()
+    fixture = FIXTURES / "claude-code" / "claude-code-log-sidechain_integrated.jsonl"
+    (root / fixture.name).write_bytes(fixture.read_bytes())
+    as_json(cli("index", "--root", f"{root}:claude-code", "--json"))
+    query = ["search", "research", "--kind", "assistant_text", "--json"]
+    default = as_json(cli(*query))["hits"]
+    assert all(not h["sessionId"].endswith(":sidechain") for h in default)
+    everything = as_json(cli(*query, "--include-subagents"))["hits"]
+    side = [h for h in everything if h["sessionId"] == f"{fixture.stem}:sidechain"]
+    assert side and len(everything) > len(default)

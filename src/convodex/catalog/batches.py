@@ -19,13 +19,15 @@ from convodex.sources.discover import FORMATS, FileStat
 from convodex.text.documents import KINDS, Kind
 from convodex.text.tokens import cjk_run_tails, tokenize
 
-# rowid = source_id << 32 | message_index << 8 | part_index << 3 | kind. Small steps
-# between neighbouring messages keep FTS5's delta-encoded rowids short.
+# rowid = source_id << 32 | subagent << 31 | message_index << 8 | part_index << 3 | kind.
+# Small steps between neighbouring messages keep FTS5's delta-encoded rowids short; the
+# sub-agent bit marks sub-agent work inside a parent's file, so search can leave it out.
 SOURCE_SHIFT = 32
+SUBAGENT_BIT = 1 << 31
 MESSAGE_SHIFT = 8
 PART_SHIFT = 3
 PART_LIMIT = 1 << (MESSAGE_SHIFT - PART_SHIFT)
-MESSAGE_LIMIT = 1 << (SOURCE_SHIFT - MESSAGE_SHIFT)
+MESSAGE_LIMIT = 1 << (SOURCE_SHIFT - 1 - MESSAGE_SHIFT)
 KIND_BITS: dict[Kind, int] = {kind: i for i, kind in enumerate(KINDS)}
 KIND_OF_BITS: dict[int, Kind] = dict(enumerate(KINDS))
 BATCH_BYTES = 8 * 1024 * 1024
@@ -36,9 +38,12 @@ TAIL_MARK = "\ue000"
 SOURCE_FAILURES = (SourceError, OSError, UnicodeError, ValueError, RecursionError, MemoryError)
 
 
-def doc_rowid(source_id: int, message_index: int, part: int, kind: Kind) -> int:
+def doc_rowid(
+    source_id: int, message_index: int, part: int, kind: Kind, subagent: bool = False
+) -> int:
     return (
         (source_id << SOURCE_SHIFT)
+        | (SUBAGENT_BIT if subagent else 0)
         | (message_index << MESSAGE_SHIFT)
         | (part << PART_SHIFT)
         | KIND_BITS[kind]
@@ -201,7 +206,7 @@ class Batch:
             if doc.part >= PART_LIMIT:
                 continue  # more tool calls in one message than a rowid can name
             row = (
-                doc_rowid(self.source_id, message.index, doc.part, doc.kind),
+                doc_rowid(self.source_id, message.index, doc.part, doc.kind, message.subagent),
                 projection_text(doc.text),
             )
             (self.outputs if doc.kind == "tool_output" else self.documents).append(row)

@@ -19,7 +19,13 @@ import msgspec
 
 from convodex import config
 from convodex.catalog import spans
-from convodex.catalog.batches import KIND_BITS, SOURCE_SHIFT, TAIL_MARK, split_rowid
+from convodex.catalog.batches import (
+    KIND_BITS,
+    SOURCE_SHIFT,
+    SUBAGENT_BIT,
+    TAIL_MARK,
+    split_rowid,
+)
 from convodex.catalog.db import Catalog
 from convodex.errors import QueryError
 from convodex.sources.base import SessionInfo, SourceMessage
@@ -189,8 +195,6 @@ class Searcher:
             raise QueryError(f"around must be between 0 and {config.MAX_AROUND}")
         root_ids = root_ids_for(self.catalog, roots)
         key = _query_key(terms, kind_list, root_ids, latest)
-        # Sub-agent and headless sessions are left out unless asked for (inside SQL).
-        self._subagents = include_subagents
         key += "+s" if include_subagents else ""
         revision = self.catalog.revision()
         after: tuple[float, int] | None = None
@@ -201,7 +205,9 @@ class Searcher:
             if cur_revision != revision:
                 return self._answer([], None, revision, True, root_ids)
             after = (rank, rowid)
-        hits, last, more = self._collect(terms, kind_list, limit, after, root_ids, around, latest)
+        hits, last, more = self._collect(
+            terms, kind_list, limit, after, root_ids, around, latest, include_subagents
+        )
         next_cursor = encode_cursor(revision, last[0], last[1], key) if more and last else None
         return self._answer(hits, next_cursor, revision, False, root_ids)
 
@@ -229,6 +235,7 @@ class Searcher:
         root_ids: list[int] | None,
         count: int,
         latest: bool = False,
+        include_subagents: bool = False,
     ) -> list[tuple[int, float, float]]:
         """The next ``count`` (rowid, rank, order key) candidates, every filter inside SQL."""
         selects: list[str] = []
@@ -276,9 +283,12 @@ class Searcher:
                 f"({', '.join('?' for _ in root_ids)}))"
             )
             params.extend(root_ids)
-        if not getattr(self, "_subagents", False):
+        if not include_subagents:
+            # Sub-agent and headless sessions, and sub-agent work inside a parent's file,
+            # are left out unless asked for: inside SQL, before ranking and the limit.
             sql += (
-                f" AND (rowid >> {SOURCE_SHIFT}) NOT IN (SELECT id FROM sources WHERE subagent = 1)"
+                f" AND (rowid & {SUBAGENT_BIT}) = 0 AND (rowid >> {SOURCE_SHIFT}) NOT IN "
+                "(SELECT id FROM sources WHERE subagent = 1)"
             )
         sql += f" ORDER BY {order} LIMIT ?"
         params.append(count)
@@ -315,6 +325,7 @@ class Searcher:
         root_ids: list[int] | None,
         around: int,
         latest: bool,
+        include_subagents: bool,
     ) -> tuple[list[dict[str, Any]], tuple[float, int] | None, bool]:
         hits: list[dict[str, Any]] = []
         sources: dict[int, _SourceRow | None] = {}
@@ -322,7 +333,9 @@ class Searcher:
         try:
             for _ in range(MAX_BATCHES):
                 want = limit - len(hits)
-                batch = self._candidates(terms, kinds, last, root_ids, want + 1, latest)
+                batch = self._candidates(
+                    terms, kinds, last, root_ids, want + 1, latest, include_subagents
+                )
                 for rowid, rank, order_key in batch:
                     if len(hits) == limit:
                         return hits, last, True  # another candidate follows ``last``

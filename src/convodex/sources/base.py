@@ -30,6 +30,8 @@ class SourceMessage:
     # Files holding many sessions (chat exports): the conversation this message belongs to.
     session_id: str | None = None
     title: str | None = None
+    # Sub-agent work recorded inside its parent's file (Claude Code sidechains).
+    subagent: bool = False
 
     def text(self) -> str:
         return "\n".join(d.text for d in self.documents)

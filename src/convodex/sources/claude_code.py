@@ -80,6 +80,7 @@ class _Record(msgspec.Struct):
     timestamp: str | None = None
     isMeta: bool | None = None  # noqa: N815
     isCompactSummary: bool | None = None  # noqa: N815
+    isSidechain: bool | None = None  # noqa: N815
     message: _Message | str | None = None
     # legacy top-level tool records
     name: str | None = None
@@ -132,8 +133,17 @@ def parse_time(value: str | None) -> int | None:
         return None
 
 
-def effective_spans(path: Path, result: ReadResult, budget: Budget) -> list[tuple[int, int]]:
-    """Pass one: the tree from structural fields, then the spans of the chosen chain."""
+def effective_spans(
+    path: Path,
+    result: ReadResult,
+    budget: Budget,
+    sidechains: list[tuple[int, int]] | None = None,
+) -> list[tuple[int, int]]:
+    """Pass one: the tree from structural fields, then the spans of the chosen chain.
+
+    Sidechain records in a main file are sub-agent work; their spans (every one, in
+    file order: each sub-agent run is its own branch) go to ``sidechains``.
+    """
     nodes: dict[str, _Node] = {}
     order: list[str] = []
     sidechain = path.parent.name == "subagents"
@@ -152,11 +162,14 @@ def effective_spans(path: Path, result: ReadResult, budget: Budget) -> list[tupl
             bucket[key] = _Node(parent, offset, length, is_message, role, message_id)
             seq.append(key)
     if sidechain or not any(nodes[k].message for k in order):
-        nodes, order = side_nodes, side_order
-    return _chain_spans(nodes, order)
+        return _spans(side_nodes, _leaf_chain(side_nodes, side_order))
+    if sidechains is not None:
+        sidechains.extend(_spans(side_nodes, side_order))
+    return _spans(nodes, _leaf_chain(nodes, order))
 
 
-def _chain_spans(nodes: dict[str, _Node], order: list[str]) -> list[tuple[int, int]]:
+def _leaf_chain(nodes: dict[str, _Node], order: list[str]) -> list[str]:
+    """The chain from the root to the leaf written last."""
     previous: dict[str, str | None] = {}
     last: str | None = None
     for key in order:
@@ -179,6 +192,11 @@ def _chain_spans(nodes: dict[str, _Node], order: list[str]) -> list[tuple[int, i
         chain.append(node)
         node = _parent(nodes, previous, node)
     chain.reverse()
+    return chain
+
+
+def _spans(nodes: dict[str, _Node], chain: list[str]) -> list[tuple[int, int]]:
+    """Display spans of a chain; lines of one streamed API message join one span."""
     spans: list[tuple[int, int]] = []
     group: str | None = None
     for key in chain:
@@ -324,7 +342,18 @@ def _load(
     if not records:
         return None
     role, docs = documents(records, names)
-    return SourceMessage(index, offset, length, role, parse_time(records[0].timestamp), docs)
+    message = SourceMessage(index, offset, length, role, parse_time(records[0].timestamp), docs)
+    file = Path(str(handle.name))
+    if records[0].isSidechain and file.parent.name != "subagents":
+        # Sub-agent work inside its parent's file: its own (sub-agent) session.
+        message.subagent = True
+        message.session_id = f"{_stem(file)}:sidechain"
+        message.title = "sub-agent (sidechain)"
+    return message
+
+
+def _stem(path: Path) -> str:
+    return path.name[: -len(".jsonl")] if path.name.endswith(".jsonl") else path.stem
 
 
 class _UsePart(msgspec.Struct):
@@ -368,17 +397,21 @@ class ClaudeCodeFormat:
     def read(self, path: Path, result: ReadResult, budget: Budget) -> Iterator[SourceMessage]:
         budget.check(path, "log", os.stat(path).st_size)
         result.end_offset = result.next_index = 0
-        spans = effective_spans(path, result, budget)
+        sidechains: list[tuple[int, int]] = []
+        spans = effective_spans(path, result, budget, sidechains)
         names: dict[str, str] = {}  # filled in order: a call precedes its result
+        loader = partial(_load, names=names)
         with open(path, "rb") as handle:
-            yield from messages_at(handle, spans, result, partial(_load, names=names))
+            yield from messages_at(handle, spans, result, loader)
+            # Sidechain messages follow the main transcript's display indexes.
+            yield from messages_at(handle, sidechains, result, loader)
 
     def load(self, path: Path, offset: int, length: int, index: int) -> SourceMessage | None:
         loader = partial(_load, names=self._names.of(path))
         return load_message(path, offset, length, index, loader)
 
     def info(self, path: Path) -> SessionInfo:
-        stem = path.name[: -len(".jsonl")] if path.name.endswith(".jsonl") else path.stem
+        stem = _stem(path)
         subagent = path.parent.name == "subagents"
         info = SessionInfo(session_id=stem, subagent=subagent)
         first = True

@@ -107,11 +107,15 @@ def default_roots() -> list[Path]:
 
 
 def split_root(spec: str | os.PathLike[str]) -> tuple[str, str | None]:
-    """``PATH[:format]``: the format suffix only when it names a known format."""
+    """``PATH[:format]``: the format suffix only when it names a known format.
+
+    Hyphens and underscores are interchangeable in format names.
+    """
     text = os.fspath(spec)
     head, sep, tail = text.rpartition(":")
-    if sep and head and tail in FORMATS:
-        return head, tail
+    name = tail.replace("-", "_")  # `claude-code` as people write it, `claude_code` too
+    if sep and head and name in FORMATS:
+        return head, name
     return text, None
 
 
