@@ -347,13 +347,19 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 
 
 class _TokenAuth(BaseHTTPMiddleware):
-    """With --allow-remote every request needs the bearer token."""
+    """With --allow-remote every data request needs the bearer token.
+
+    The page itself and its static files hold no data and load without it; the page
+    then sends the token (from its URL) with every API request.
+    """
 
     def __init__(self, app: Any, token: str) -> None:
         super().__init__(app)
         self.token = token
 
     async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
+        if request.url.path == "/" or request.url.path.startswith("/static/"):
+            return await call_next(request)
         header = request.headers.get("authorization", "")
         supplied = header[7:] if header.lower().startswith("bearer ") else ""
         if not supplied:
