@@ -10,6 +10,7 @@ import hashlib
 import os
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
@@ -336,8 +337,27 @@ class SourceReader:
         return len(result.errors)
 
 
-def read_whole_source(job: tuple[PendingSource, Budget]) -> tuple[list[Batch], IndexStats]:
-    """Helper-process entry point: every batch of one (small) source, and the stats."""
-    src, budget = job
+def read_in_helper(
+    conn: Connection, sources: list[PendingSource], budget: Budget, group_bytes: int
+) -> None:
+    """Helper-process entry point: sources' batches in groups of about ``group_bytes``.
+
+    The parent receives on its own thread, only when it wants the next group, so no
+    thread of the parent competes with its SQLite inserts for the GIL; the pipe keeps
+    the helper one group ahead: it reads group N+1 while the parent commits group N.
+    """
     reader = SourceReader(budget)
-    return list(reader.batches(src)), reader.stats
+    try:
+        group: list[tuple[int, list[Batch]]] = []
+        size = 0
+        for src in sources:
+            batches = list(reader.batches(src))
+            group.append((src.id, batches))
+            size += sum(b.size for b in batches)
+            if size >= group_bytes:
+                conn.send(group)
+                group, size = [], 0
+        conn.send(group)
+        conn.send(reader.stats)
+    finally:
+        conn.close()

@@ -21,10 +21,11 @@ from convodex.catalog.batches import (
     IndexStats,
     PendingSource,
     SourceReader,
-    read_whole_source,
+    read_in_helper,
     source_rowid_range,
 )
 from convodex.catalog.db import Catalog
+from convodex.errors import CatalogError
 from convodex.hints import HintQueue
 from convodex.sources.base import Budget
 from convodex.sources.discover import FORMATS, format_of, scan
@@ -259,18 +260,36 @@ class Indexer:
         whole = min(HELPER_MAX_SOURCE_BYTES, self.budget.max_retained_bytes)
         small = [s for s in sources if sizes[s.id] <= whole]
         if self.helper_process and total >= HELPER_MIN_BYTES and len(small) > 1:
-            context = multiprocessing.get_context("spawn")
-            with context.Pool(1) as pool:
-                jobs = ((src, self.budget) for src in small)
-                for src, (batches, stats) in zip(
-                    small, pool.imap(read_whole_source, jobs, chunksize=4), strict=True
-                ):
-                    self.stats.add(stats)
-                    yield src.id, batches
+            yield from self._read_in_helper(small)
             sources = [s for s in sources if sizes[s.id] > whole]
         for src in sources:
             yield src.id, reader.batches(src)
         self.stats.add(reader.stats)
+
+    def _read_in_helper(self, sources: list[PendingSource]) -> Iterator[tuple[int, list[Batch]]]:
+        """Read and tokenize in a helper process while this one commits (two cores)."""
+        context = multiprocessing.get_context("spawn")
+        receive, send = context.Pipe(duplex=False)
+        helper = context.Process(
+            target=read_in_helper, args=(send, sources, self.budget, COMMIT_BYTES), daemon=True
+        )
+        helper.start()
+        send.close()
+        try:
+            while True:
+                item = receive.recv()
+                if isinstance(item, IndexStats):
+                    self.stats.add(item)
+                    return
+                yield from item
+        except EOFError as exc:
+            raise CatalogError("the indexing helper process stopped unexpectedly") from exc
+        finally:
+            receive.close()
+            helper.join(10)
+            if helper.is_alive():
+                helper.kill()
+                helper.join()
 
     def _commit(self, group: list[Batch]) -> None:
         with self.catalog.transaction() as db:
