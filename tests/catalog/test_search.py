@@ -6,11 +6,15 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from convodex.catalog import search as search_module
 from convodex.catalog.db import Catalog
 from convodex.catalog.indexer import Indexer
 from convodex.catalog.search import Searcher
 from convodex.errors import QueryError
+from convodex.text.tokens import parse_query
 from helpers import as_json, write_session
 
 HIT_FIELDS = {
@@ -273,3 +277,15 @@ def test_cli_search_json(root: Path, cli) -> None:  # type: ignore[no-untyped-de
     outputs = as_json(cli("search", "kraken", "--kind", "tool_output", "--around", "1", "--json"))
     assert [h["kind"] for h in outputs["hits"]] == ["tool_output"]
     assert [c["messageIndex"] for c in outputs["hits"][0]["around"]] == [1, 2, 3]
+
+
+@given(
+    st.text(alphabet=st.sampled_from("abcXYZ_09 -.\n"), max_size=120),
+    st.lists(st.sampled_from(["abc", "xyz", "a_b", "09", "c", "zz"]), min_size=1, max_size=3),
+)
+def test_the_ascii_snippet_matcher_agrees_with_the_tokenizer(text: str, words: list[str]) -> None:
+    """The regex fast path finds exactly what walking the tokens finds."""
+    terms = parse_query(" ".join(words))
+    assert search_module._first_ascii_match(text, terms) == search_module._first_token_match(
+        text, terms
+    )

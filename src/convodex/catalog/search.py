@@ -9,8 +9,10 @@ its source queued for reindexing.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -489,6 +491,13 @@ class Searcher:
 
 def _first_match(doc: Document, terms: list[QueryTerm]) -> tuple[int, int] | None:
     """Span of the first token matching a query term, if the document has every term."""
+    if doc.text.isascii() and all(t.isascii() for term in terms for t in term.tokens):
+        return _first_ascii_match(doc.text, terms)
+    return _first_token_match(doc.text, terms)
+
+
+def _first_token_match(text: str, terms: list[QueryTerm]) -> tuple[int, int] | None:
+    """The general path: walk the text's tokens (CJK bigrams, folded words)."""
     wanted: dict[str, int] = {}
     singles: list[tuple[int, str]] = []
     for n, term in enumerate(terms):
@@ -498,7 +507,7 @@ def _first_match(doc: Document, terms: list[QueryTerm]) -> tuple[int, int] | Non
             wanted.update((text, n) for text in term.tokens)
     found: set[int] = set()
     first: tuple[int, int] | None = None
-    for tok in iter_tokens(doc.text):
+    for tok in iter_tokens(text):
         hit: int | None = wanted.get(tok.text)
         if hit is None and tok.cjk:
             hit = next((n for n, ch in singles if ch in tok.text), None)
@@ -508,3 +517,24 @@ def _first_match(doc: Document, terms: list[QueryTerm]) -> tuple[int, int] | Non
         if first is None:
             first = (tok.start, tok.end)
     return first if len(found) == len(terms) else None
+
+
+def _first_ascii_match(text: str, terms: list[QueryTerm]) -> tuple[int, int] | None:
+    """The same answer for ASCII text and words, found by one regex instead of tokenizing."""
+    term_of = {token: n for n, term in enumerate(terms) for token in term.tokens}
+    found: set[int] = set()
+    first: tuple[int, int] | None = None
+    for match in _words_pattern(tuple(sorted(term_of))).finditer(text):
+        found.add(term_of[match.group(0).lower()])
+        if first is None:
+            first = match.span()
+        if len(found) == len(terms):
+            break
+    return first if len(found) == len(terms) else None
+
+
+@functools.lru_cache(maxsize=256)
+def _words_pattern(tokens: tuple[str, ...]) -> re.Pattern[str]:
+    """Whole ASCII tokens (runs of letters, digits and ``_``) equal to one of ``tokens``."""
+    alternatives = "|".join(re.escape(t) for t in sorted(tokens, key=len, reverse=True))
+    return re.compile(rf"(?<![A-Za-z0-9_])(?:{alternatives})(?![A-Za-z0-9_])", re.IGNORECASE)
