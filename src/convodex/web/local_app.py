@@ -14,9 +14,8 @@ import logging
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from functools import wraps
 from pathlib import Path
 from typing import Any
 
@@ -36,17 +35,15 @@ from convodex.catalog.db import Catalog, connect, open_catalog
 from convodex.catalog.listing import Listing, SummaryCache
 from convodex.catalog.scheduler import Event, Scheduler
 from convodex.catalog.search import RuntimeState, Searcher, progress
-from convodex.errors import ConvodexError, NotFound, QueryError
+from convodex.errors import NotFound, QueryError
 from convodex.hints import HintChannel, HintQueue
 from convodex.sources.base import Budget, ReadResult
 from convodex.sources.discover import FORMATS, format_of
-from convodex.web.errors import error_response
+from convodex.web.errors import error_response, json_errors
 
 log = logging.getLogger("convodex.web")
 STATIC = Path(__file__).parent / "static"
 EVENT_POLL_SECONDS = 0.25
-
-Handler = Callable[[Request], Awaitable[Response]]
 
 
 @dataclass
@@ -157,20 +154,7 @@ def create_service(
     return service
 
 
-def _endpoint(handler: Handler) -> Handler:
-    """Library errors keep their status; nothing from the request is echoed back."""
-
-    @wraps(handler)
-    async def wrapped(request: Request) -> Response:
-        try:
-            return await handler(request)
-        except ConvodexError as exc:
-            return error_response(exc.status, str(exc))
-        except Exception as exc:
-            log.error("unexpected %s in %s", type(exc).__name__, request.url.path)
-            return error_response(500, "internal error")
-
-    return wrapped
+_endpoint = json_errors(log)
 
 
 def _int(request: Request, name: str, default: int | None = None) -> int | None:

@@ -6,8 +6,6 @@ thread pool, shape JSON. Every error has one shape: ``{"ok": false, "error", "st
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
-from functools import wraps
 from typing import Any
 
 import psycopg
@@ -19,42 +17,19 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from convodex.errors import ConvodexError, QueryError, Unauthorized
+from convodex.errors import QueryError, Unauthorized
 from convodex.server import journal
 from convodex.server.accounts import Caller, authenticate
 from convodex.server.db import Database
 from convodex.server.search import search_messages
+from convodex.web.errors import error_response, json_errors
 
 log = logging.getLogger("convodex.server.http")
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 200
 
-Handler = Callable[[Request], Awaitable[Response]]
-
-
-def error_response(status: int, message: str) -> JSONResponse:
-    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-    return JSONResponse({"ok": False, "error": message, "status": status}, status, headers)
-
-
-def _endpoint(handler: Handler) -> Handler:
-    """Map library errors to their status; never echo request content in errors."""
-
-    @wraps(handler)
-    async def wrapped(request: Request) -> Response:
-        try:
-            return await handler(request)
-        except ConvodexError as exc:
-            return error_response(exc.status, str(exc))
-        except (psycopg_pool.PoolTimeout, psycopg.OperationalError) as exc:
-            log.warning("database unavailable: %s", type(exc).__name__)
-            return error_response(503, "the database is unavailable")
-        except Exception as exc:
-            log.error("unexpected %s in %s", type(exc).__name__, request.url.path)
-            return error_response(500, "internal error")
-
-    return wrapped
+_endpoint = json_errors(log, (psycopg_pool.PoolTimeout, psycopg.OperationalError))
 
 
 async def _caller(request: Request) -> Caller:
