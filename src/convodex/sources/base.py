@@ -10,7 +10,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, Protocol
+from typing import Any, BinaryIO, Protocol
 
 from convodex import config
 from convodex.errors import ConfigError, SessionReplayLimitError
@@ -226,3 +226,23 @@ class ToolNames:
             self._cache.pop(next(iter(self._cache)))
         self._cache[str(path)] = (key, names)
         return names
+
+
+def nested_text(value: Any, keys: tuple[str, ...], skip_types: frozenset[str]) -> str:
+    """The text inside a provider content value, however it is nested.
+
+    A string is itself; a list joins its items' text with newlines; a dict gives the
+    text under the first of ``keys`` it has, unless its ``type`` is in ``skip_types``
+    (thinking, images …), which counts as no text.
+    """
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "\n".join(t for t in (nested_text(v, keys, skip_types) for v in value) if t)
+    if isinstance(value, dict):
+        if value.get("type") in skip_types:
+            return ""
+        for key in keys:
+            if key in value:
+                return nested_text(value[key], keys, skip_types)
+    return ""

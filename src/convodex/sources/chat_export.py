@@ -28,7 +28,14 @@ from typing import Any
 import msgspec
 
 from convodex.sources import jsonspan
-from convodex.sources.base import Budget, LineError, ReadResult, SessionInfo, SourceMessage
+from convodex.sources.base import (
+    Budget,
+    LineError,
+    ReadResult,
+    SessionInfo,
+    SourceMessage,
+    nested_text,
+)
 from convodex.sources.claude_code import parse_time
 from convodex.text.documents import (
     Document,
@@ -191,18 +198,12 @@ def conversation_spans(buf: bytes, start: int, end: int) -> tuple[_Header, list[
     return conv, []
 
 
+_TEXT_KEYS = ("text", "content")
+_NO_TEXT_TYPES = frozenset(("thinking", "image", "redacted_thinking"))
+
+
 def _text(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        return "\n".join(t for t in (_text(v) for v in value) if t)
-    if isinstance(value, dict):
-        if value.get("type") in ("thinking", "image", "redacted_thinking"):
-            return ""
-        for key in ("text", "content"):
-            if key in value:
-                return _text(value[key])
-    return ""
+    return nested_text(value, _TEXT_KEYS, _NO_TEXT_TYPES)
 
 
 def _arguments(value: Any) -> str:

@@ -38,6 +38,7 @@ from convodex.sources.base import (
     ToolNames,
     load_message,
     messages_at,
+    nested_text,
 )
 from convodex.sources.jsonl import decoded_lines
 from convodex.text.documents import (
@@ -227,18 +228,12 @@ def _parent(nodes: dict[str, _Node], previous: dict[str, str | None], key: str) 
     return previous[key]
 
 
+_TEXT_KEYS = ("text", "content", "stdout", "output")
+_NO_TEXT_TYPES = frozenset(("thinking", "redacted_thinking", "image"))
+
+
 def _text(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        return "\n".join(t for t in (_text(v) for v in value) if t)
-    if isinstance(value, dict):
-        if value.get("type") in ("thinking", "redacted_thinking", "image"):
-            return ""
-        for key in ("text", "content", "stdout", "output"):
-            if key in value:
-                return _text(value[key])
-    return ""
+    return nested_text(value, _TEXT_KEYS, _NO_TEXT_TYPES)
 
 
 def _arguments(value: Any) -> str:

@@ -35,6 +35,7 @@ from convodex.sources.base import (
     ToolNames,
     load_message,
     messages_at,
+    nested_text,
 )
 from convodex.sources.claude_code import parse_time
 from convodex.sources.jsonl import decoded_lines
@@ -151,18 +152,12 @@ def _item(line: _Line) -> tuple[str, _Item] | None:
     return None
 
 
+_TEXT_KEYS = ("text", "code", "output", "content")
+_NO_TEXT_TYPES = frozenset(("reasoning", "summary_text", "input_image"))
+
+
 def _text(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        return "\n".join(t for t in (_text(v) for v in value) if t)
-    if isinstance(value, dict):
-        if value.get("type") in ("reasoning", "summary_text", "input_image"):
-            return ""
-        for key in ("text", "code", "output", "content"):
-            if key in value:
-                return _text(value[key])
-    return ""
+    return nested_text(value, _TEXT_KEYS, _NO_TEXT_TYPES)
 
 
 def _user_text(content: Any) -> str:
