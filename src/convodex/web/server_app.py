@@ -6,6 +6,7 @@ thread pool, shape JSON. Every error has one shape: ``{"ok": false, "error", "st
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import psycopg
@@ -154,37 +155,23 @@ async def rewrite_entry(request: Request) -> Response:
     return JSONResponse({"ok": True})
 
 
-@_endpoint
-async def discard_entry(request: Request) -> Response:
-    caller = await _caller(request)
-    await run_in_threadpool(
-        lambda: journal.discard(
-            request.app.state.db, _session_id(request), _seq(request), caller=caller
+def _entry_action(action: Callable[..., object]) -> Callable[[Request], Awaitable[Response]]:
+    """An endpoint that applies one journal action to one entry and answers ok."""
+
+    @_endpoint
+    async def endpoint(request: Request) -> Response:
+        caller = await _caller(request)
+        await run_in_threadpool(
+            lambda: action(request.app.state.db, _session_id(request), _seq(request), caller=caller)
         )
-    )
-    return JSONResponse({"ok": True})
+        return JSONResponse({"ok": True})
+
+    return endpoint
 
 
-@_endpoint
-async def restore_entry(request: Request) -> Response:
-    caller = await _caller(request)
-    await run_in_threadpool(
-        lambda: journal.restore(
-            request.app.state.db, _session_id(request), _seq(request), caller=caller
-        )
-    )
-    return JSONResponse({"ok": True})
-
-
-@_endpoint
-async def remove_entry(request: Request) -> Response:
-    caller = await _caller(request)
-    await run_in_threadpool(
-        lambda: journal.remove(
-            request.app.state.db, _session_id(request), _seq(request), caller=caller
-        )
-    )
-    return JSONResponse({"ok": True})
+discard_entry = _entry_action(journal.discard)
+restore_entry = _entry_action(journal.restore)
+remove_entry = _entry_action(journal.remove)
 
 
 @_endpoint
