@@ -43,6 +43,7 @@ from convodex.text.documents import (
     clip_tool_text,
     is_tool_error,
     tool_call_document,
+    tool_result_document,
 )
 
 NAME = "chat_export"
@@ -222,9 +223,7 @@ def gpt_documents(node: _GptNode) -> tuple[str, list[Document]]:
         return role, []
     text = _text(content.parts) if content.parts is not None else _text(content.text)
     if role == "tool":
-        output = clip_tool_text(text)
-        kind: Kind = "tool_error" if is_tool_error(text) else "tool_output"
-        return role, [Document(0, kind, output, msg.author.name)] if text else []
+        return role, [tool_result_document(0, msg.author.name, text)] if text else []
     if role == "assistant" and msg.recipient not in (None, "all"):
         return role, [tool_call_document(1, msg.recipient, text)]
     if role not in ("user", "assistant") or not text.strip():
