@@ -29,6 +29,7 @@ from bench_local import corpus, percentile  # noqa: E402
 from convodex import config  # noqa: E402
 from convodex.writer import SessionWriter  # noqa: E402
 
+THROUGHPUT: list[float] = []  # requests per second of each load run, in order
 QUERIES = [
     "needle{n}",
     "the",
@@ -61,8 +62,10 @@ async def load(base: str, clients: int, requests: int, sessions: int) -> list[fl
             latencies.append((time.perf_counter() - started) * 1000)
 
     limits = httpx.Limits(max_connections=clients)
+    started = time.perf_counter()
     async with httpx.AsyncClient(base_url=base, timeout=60, limits=limits) as client:
         await asyncio.gather(*(client_loop(client) for _ in range(clients)))
+    THROUGHPUT.append(requests / (time.perf_counter() - started))
     return latencies
 
 
@@ -159,14 +162,14 @@ def main() -> int:
         f"({args.mb / index_s:.1f} MB/s), final {state}"
     )
     print(f"during the full rebuild (progress then: {during['indexed']}/{during['total']}):")
-    print("  " + report("HTTP search", busy))
+    print("  " + report("HTTP search", busy) + f"  {THROUGHPUT[0]:.0f} req/s")
     print(
         "  "
         + report("write→searchable", [d * 1000 for d in busy_writes])
         + "  (target p95 <= 3000 ms)"
     )
     print("idle:")
-    print("  " + report("HTTP search", idle))
+    print("  " + report("HTTP search", idle) + f"  {THROUGHPUT[1]:.0f} req/s")
     print(
         "  "
         + report("write→searchable", [d * 1000 for d in idle_writes])
