@@ -21,6 +21,7 @@ from typing import Any
 from convodex.catalog.batches import PendingSource
 from convodex.catalog.db import Catalog
 from convodex.catalog.indexer import Indexer
+from convodex.catalog.search import progress
 from convodex.errors import ConvodexError
 from convodex.hints import HintQueue
 from convodex.sources.base import Budget
@@ -72,7 +73,6 @@ class Scheduler:
         self.rescan_seconds = rescan_seconds
         self.listeners: list[Callable[[Event], None]] = []
         self.scans_completed = 0
-        self.generation = 0
         self.reason = "idle"
         self.errors = 0
         self._wake = threading.Event()
@@ -128,10 +128,6 @@ class Scheduler:
         """A lightweight refresh: delay new work briefly, never pause running work."""
         self._defer_until = time.monotonic() + DEFER_SECONDS
 
-    @property
-    def busy(self) -> bool:
-        return self.reason != "idle"
-
     # -- the worker ---------------------------------------------------------------
 
     def _run(self) -> None:
@@ -179,12 +175,11 @@ class Scheduler:
         """A full scan: register, index pending sources in small chunks, then clean up."""
         self.reason = "scan"
         root_ids = [self.indexer.scan_root(root) for root in self.roots if root.is_dir()]
-        self.generation += 1
         self._notify("scan")
-        self.reason = "index"
         for chunk in _chunks(self.indexer.pending_sources(root_ids)):
             if not self._boundary():
                 return  # interrupted: the generation stays open, nothing is removed
+            self.reason = "index"
             self.indexer.index_sources(chunk)
             self._notify("index")
         if not self._boundary():
@@ -196,8 +191,6 @@ class Scheduler:
         self._notify("removed" if removed else "complete")
 
     def _notify(self, reason: str) -> None:
-        from convodex.catalog.search import progress
-
         state = progress(self.catalog)
         event = Event(
             reason,
