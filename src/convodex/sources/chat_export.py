@@ -308,6 +308,12 @@ class ChatExportFormat:
         with open(path, "rb") as handle:
             buf = handle.read()
         result.end_offset = result.bytes_read = len(buf)
+        with jsonspan.indexed(buf):
+            yield from self._messages(path, buf, result, budget)
+
+    def _messages(
+        self, path: Path, buf: bytes, result: ReadResult, budget: Budget
+    ) -> Iterator[SourceMessage]:
         try:
             spans = conversations(buf)
         except (jsonspan.SpanError, IndexError):
@@ -352,7 +358,8 @@ class ChatExportFormat:
         if table is None or table.stamp != stamp:
             with open(path, "rb") as handle:
                 buf = handle.read()
-            spans = conversations(buf)
+            with jsonspan.indexed(buf):
+                spans = conversations(buf)
             idents = []
             for start, end in spans:
                 ident = _decode_ident(buf[start:end])
