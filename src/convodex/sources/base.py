@@ -6,6 +6,7 @@ writes, renames or locks the file it reads (SPEC L1).
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -246,3 +247,22 @@ def nested_text(value: Any, keys: tuple[str, ...], skip_types: frozenset[str]) -
             if key in value:
                 return nested_text(value[key], keys, skip_types)
     return ""
+
+
+class NamedResultsFormat:
+    """Shared by formats whose tool results name their tool only through the call's id.
+
+    Subclasses set ``loader`` (a ``MessageLoader`` taking ``names=``) and ``call_names``
+    (a light pass over a file for its call ids' tool names). While reading, a format
+    fills the names as calls go by; a message loaded alone for a hit gets them here.
+    """
+
+    loader: Callable[..., SourceMessage | None]
+    call_names: Callable[[Path], dict[str, str]]
+
+    def __init__(self) -> None:
+        self._names = ToolNames(type(self).call_names)
+
+    def load(self, path: Path, offset: int, length: int, index: int) -> SourceMessage | None:
+        loader = functools.partial(type(self).loader, names=self._names.of(path))
+        return load_message(path, offset, length, index, loader)

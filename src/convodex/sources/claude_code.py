@@ -32,11 +32,10 @@ import msgspec
 from convodex.sources import session_log
 from convodex.sources.base import (
     Budget,
+    NamedResultsFormat,
     ReadResult,
     SessionInfo,
     SourceMessage,
-    ToolNames,
-    load_message,
     messages_at,
     nested_text,
 )
@@ -380,14 +379,14 @@ def _tool_use_names(path: Path) -> dict[str, str]:
     return names
 
 
-class ClaudeCodeFormat:
+class ClaudeCodeFormat(NamedResultsFormat):
     """Reader for Claude Code project transcripts; rebuilt on change (the leaf can move)."""
 
     name = NAME
     append_only = False
 
-    def __init__(self) -> None:
-        self._names = ToolNames(_tool_use_names)
+    loader = staticmethod(_load)
+    call_names = staticmethod(_tool_use_names)
 
     def read(self, path: Path, result: ReadResult, budget: Budget) -> Iterator[SourceMessage]:
         budget.check(path, "log", os.stat(path).st_size)
@@ -400,10 +399,6 @@ class ClaudeCodeFormat:
             yield from messages_at(handle, spans, result, loader)
             # Sidechain messages follow the main transcript's display indexes.
             yield from messages_at(handle, sidechains, result, loader)
-
-    def load(self, path: Path, offset: int, length: int, index: int) -> SourceMessage | None:
-        loader = partial(_load, names=self._names.of(path))
-        return load_message(path, offset, length, index, loader)
 
     def info(self, path: Path) -> SessionInfo:
         stem = _stem(path)

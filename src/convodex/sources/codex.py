@@ -29,11 +29,10 @@ import msgspec
 from convodex.sources import session_log
 from convodex.sources.base import (
     Budget,
+    NamedResultsFormat,
     ReadResult,
     SessionInfo,
     SourceMessage,
-    ToolNames,
-    load_message,
     messages_at,
     nested_text,
 )
@@ -346,14 +345,14 @@ def _call_names(path: Path) -> dict[str, str]:
     return names
 
 
-class CodexFormat:
+class CodexFormat(NamedResultsFormat):
     """Reader for Codex CLI rollouts; rebuilt on change (a rollback rewrites the end)."""
 
     name = NAME
     append_only = False
 
-    def __init__(self) -> None:
-        self._names = ToolNames(_call_names)
+    loader = staticmethod(_load)
+    call_names = staticmethod(_call_names)
 
     def read(self, path: Path, result: ReadResult, budget: Budget) -> Iterator[SourceMessage]:
         budget.check(path, "log", os.stat(path).st_size)
@@ -362,10 +361,6 @@ class CodexFormat:
         spans = effective_spans(path, result, budget, names)
         with open(path, "rb") as handle:
             yield from messages_at(handle, spans, result, partial(_load, names=names))
-
-    def load(self, path: Path, offset: int, length: int, index: int) -> SourceMessage | None:
-        loader = partial(_load, names=self._names.of(path))
-        return load_message(path, offset, length, index, loader)
 
     def info(self, path: Path) -> SessionInfo:
         archived = any(p in session_log.ARCHIVE_DIR_NAMES for p in path.parts[-6:-1])
