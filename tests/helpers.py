@@ -45,3 +45,10 @@ def tree_hashes(root: Path) -> dict[str, str]:
 def as_json(result: Result) -> Any:
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)
+
+
+def die_at_once(*args: Any) -> None:
+    """A helper-process target that dies before sending anything."""
+    import os
+
+    os._exit(3)

@@ -177,3 +177,19 @@ def test_cli_index_summary(root: Path, cli) -> None:  # type: ignore[no-untyped-
     }
     again = as_json(cli("index", "--root", str(root), "--json"))
     assert again["stats"]["indexed"] == 0
+
+
+def test_a_dead_indexing_helper_never_stalls_a_run(
+    root: Path, catalog: Catalog, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    """Bulk runs read in a helper process; if it dies, this process reads instead."""
+    import helpers
+    from convodex.catalog import indexer as indexer_module
+
+    for i in range(6):
+        write_session(root, f"s{i}", convo(f"alpha{i}", 40))
+    monkeypatch.setattr(indexer_module, "HELPER_MIN_BYTES", 1)
+    monkeypatch.setattr(indexer_module, "read_in_helper", helpers.die_at_once)
+    stats = Indexer(catalog).run([root])
+    assert stats.indexed == 6 and stats.failed == 0
+    assert len(hits(catalog, "alpha3")) == 40

@@ -25,7 +25,6 @@ from convodex.catalog.batches import (
     source_rowid_range,
 )
 from convodex.catalog.db import Catalog
-from convodex.errors import CatalogError
 from convodex.hints import HintQueue
 from convodex.sources.base import Budget
 from convodex.sources.discover import FORMATS, format_of, scan
@@ -35,6 +34,7 @@ COMMIT_BYTES = 8 * 1024 * 1024
 # A helper process pays for itself only on bulk work; small sources travel whole.
 HELPER_MIN_BYTES = 24 * 1024 * 1024
 HELPER_MAX_SOURCE_BYTES = 16 * 1024 * 1024
+HELPER_POLL_SECONDS = 0.5
 
 Progress = Callable[[int, int], None]
 """Called with (bytes done, bytes total) as indexing advances."""
@@ -266,30 +266,52 @@ class Indexer:
             yield src.id, reader.batches(src)
         self.stats.add(reader.stats)
 
-    def _read_in_helper(self, sources: list[PendingSource]) -> Iterator[tuple[int, list[Batch]]]:
-        """Read and tokenize in a helper process while this one commits (two cores)."""
+    def _read_in_helper(
+        self, sources: list[PendingSource]
+    ) -> Iterator[tuple[int, Iterable[Batch]]]:
+        """Read and tokenize in a helper process while this one commits (two cores).
+
+        If the helper cannot start or dies (no importable main module, killed), the
+        sources it did not deliver are read here instead: slower, never stuck.
+        """
         context = multiprocessing.get_context("spawn")
         receive, send = context.Pipe(duplex=False)
         helper = context.Process(
             target=read_in_helper, args=(send, sources, self.budget, COMMIT_BYTES), daemon=True
         )
-        helper.start()
-        send.close()
+        delivered: set[int] = set()
         try:
+            helper.start()
+            send.close()
             while True:
+                # Poll, so a helper that died while the pipe's other end is still held
+                # open (by spawn's resource sharer) cannot leave this waiting forever.
+                if not receive.poll(HELPER_POLL_SECONDS):
+                    if helper.is_alive():
+                        continue
+                    if not receive.poll(0):
+                        break
                 item = receive.recv()
                 if isinstance(item, IndexStats):
                     self.stats.add(item)
                     return
-                yield from item
-        except EOFError as exc:
-            raise CatalogError("the indexing helper process stopped unexpectedly") from exc
+                for src_id, batches in item:
+                    delivered.add(src_id)
+                    yield src_id, batches
+        except (EOFError, OSError):
+            pass
         finally:
             receive.close()
-            helper.join(10)
-            if helper.is_alive():
-                helper.kill()
-                helper.join()
+            if helper.pid is not None:
+                helper.join(10)
+                if helper.is_alive():
+                    helper.kill()
+                    helper.join()
+        reader = SourceReader(self.budget)
+        for src in sources:
+            if src.id not in delivered:
+                yield src.id, reader.batches(src)
+        self.stats.add(reader.stats)
 
     def _commit(self, group: list[Batch]) -> None:
         with self.catalog.transaction() as db:

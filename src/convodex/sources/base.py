@@ -264,5 +264,27 @@ class NamedResultsFormat:
         self._names = ToolNames(type(self).call_names)
 
     def load(self, path: Path, offset: int, length: int, index: int) -> SourceMessage | None:
-        loader = functools.partial(type(self).loader, names=self._names.of(path))
+        names = LazyNames(lambda: self._names.of(path))
+        loader = functools.partial(type(self).loader, names=names)
         return load_message(path, offset, length, index, loader)
+
+
+class LazyNames(dict[str, str]):
+    """Call ids → tool names that scan the file only when a tool result asks.
+
+    Most hits are user or assistant text; they never pay for the scan.
+    """
+
+    def __init__(self, scan: Callable[[], dict[str, str]]) -> None:
+        super().__init__()
+        self._scan: Callable[[], dict[str, str]] | None = scan
+
+    def get(self, key: str, default: str | None = None) -> str | None:  # type: ignore[override]
+        if key not in self and self._scan is not None:
+            scanned, self._scan = self._scan(), None
+            for call_id, name in scanned.items():
+                self.setdefault(call_id, name)
+        return super().get(key, default)
+
+    def __bool__(self) -> bool:
+        return True
