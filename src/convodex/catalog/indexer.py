@@ -11,7 +11,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -229,8 +229,18 @@ class Indexer:
     ) -> None:
         self.index_sources(self.pending_sources(root_ids), progress)
 
-    def index_sources(self, sources: list[PendingSource], progress: Progress | None = None) -> None:
-        """Read the sources and commit their rows in groups of about 8 MiB."""
+    def index_sources(
+        self,
+        sources: list[PendingSource],
+        progress: Progress | None = None,
+        between: Callable[[], bool] | None = None,
+    ) -> bool:
+        """Read the sources and commit their rows in groups of about 8 MiB.
+
+        ``between`` runs after every commit (a batch boundary: the scheduler yields
+        to interactive reads there); when it returns False the run stops, with every
+        committed group consistent. Returns whether every source was read.
+        """
         self.catalog.require_writable()
         sizes = {src.id: _new_bytes(src) for src in sources}
         total, done = sum(sizes.values()), 0
@@ -238,22 +248,31 @@ class Indexer:
             progress(0, total)
         group: list[Batch] = []
         group_bytes = 0
-        for src_id, batches in self._read(sources, total, sizes):
-            for batch in batches:
-                group.append(batch)
-                group_bytes += batch.size
-                if group_bytes >= COMMIT_BYTES:
-                    self._commit(group)
-                    group, group_bytes = [], 0
-            done += sizes[src_id]
-            if progress:
-                progress(done, total)
-        if group:
-            self._commit(group)
+        reads = self._read(sources, total, sizes)
+        try:
+            for src_id, batches in reads:
+                for batch in batches:
+                    group.append(batch)
+                    group_bytes += batch.size
+                    if group_bytes >= COMMIT_BYTES:
+                        self._commit(group)
+                        group, group_bytes = [], 0
+                        # Another indexing of the same source in between (a hint) is
+                        # safe: batches whose checkpoint moved are skipped at commit.
+                        if between is not None and not between():
+                            return False
+                done += sizes[src_id]
+                if progress:
+                    progress(done, total)
+            if group:
+                self._commit(group)
+        finally:
+            reads.close()  # stops a helper process that is reading ahead
+        return True
 
     def _read(
         self, sources: list[PendingSource], total: int, sizes: dict[int, int]
-    ) -> Iterator[tuple[int, Iterable[Batch]]]:
+    ) -> Generator[tuple[int, Iterable[Batch]], None, None]:
         """Batches per source: small ones from a helper process on bulk runs."""
         reader = SourceReader(self.budget)
         # A helper returns a source whole, so whole sources must fit the retained budget.

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from convodex.catalog.batches import PendingSource
 from convodex.catalog.db import Catalog
 from convodex.catalog.indexer import Indexer
 from convodex.catalog.search import progress
@@ -27,8 +26,6 @@ from convodex.hints import HintQueue
 from convodex.sources.base import Budget
 from convodex.sqlite import sqlite3
 
-CHUNK_BYTES = 4 * 1024 * 1024
-CHUNK_SOURCES = 16
 DEFER_SECONDS = 0.05
 
 
@@ -69,7 +66,7 @@ class Scheduler:
         self.catalog = catalog
         self.roots = roots
         self.hints = hints if hints is not None else HintQueue()
-        self.indexer = Indexer(catalog, budget, helper_process=False)
+        self.indexer = Indexer(catalog, budget)
         self.rescan_seconds = rescan_seconds
         self.listeners: list[Callable[[Event], None]] = []
         self.scans_completed = 0
@@ -172,16 +169,19 @@ class Scheduler:
         self._notify("hint")
 
     def _scan(self) -> None:
-        """A full scan: register, index pending sources in small chunks, then clean up."""
+        """A full scan: register, index pending sources, then clean up.
+
+        The indexer commits about every 8 MiB and stops there for interactive reads
+        and hints (a batch boundary); a stopped scan removes nothing.
+        """
         self.reason = "scan"
         root_ids = [self.indexer.scan_root(root) for root in self.roots if root.is_dir()]
         self._notify("scan")
-        for chunk in _chunks(self.indexer.pending_sources(root_ids)):
-            if not self._boundary():
-                return  # interrupted: the generation stays open, nothing is removed
-            self.reason = "index"
-            self.indexer.index_sources(chunk)
-            self._notify("index")
+        self.reason = "index"
+        if not self.indexer.index_sources(
+            self.indexer.pending_sources(root_ids), between=self._between_batches
+        ):
+            return  # interrupted: the generation stays open, nothing is removed
         if not self._boundary():
             return
         removed = sum(self.indexer.complete_scan(root_id) for root_id in root_ids)
@@ -189,6 +189,12 @@ class Scheduler:
         self.scans_completed += 1
         self._last_scan = time.monotonic()
         self._notify("removed" if removed else "complete")
+
+    def _between_batches(self) -> bool:
+        self._notify("index")
+        go_on = self._boundary()
+        self.reason = "index"
+        return go_on
 
     def _notify(self, reason: str) -> None:
         state = progress(self.catalog)
@@ -202,20 +208,3 @@ class Scheduler:
         )
         for listener in list(self.listeners):
             listener(event)
-
-
-def _chunks(sources: list[PendingSource]) -> Iterator[list[PendingSource]]:
-    """Small groups of sources: a preemption point at least every few MiB."""
-    chunk: list[PendingSource] = []
-    size = 0
-    for src in sources:
-        try:
-            size += max(0, Path(src.path).stat().st_size - src.byte_offset)
-        except OSError:
-            pass
-        chunk.append(src)
-        if size >= CHUNK_BYTES or len(chunk) >= CHUNK_SOURCES:
-            yield chunk
-            chunk, size = [], 0
-    if chunk:
-        yield chunk
