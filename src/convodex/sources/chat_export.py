@@ -207,12 +207,6 @@ def _text(value: Any) -> str:
     return nested_text(value, _TEXT_KEYS, _NO_TEXT_TYPES)
 
 
-def _arguments(value: Any) -> str:
-    if value is None:
-        return ""
-    return value if isinstance(value, str) else msgspec.json.encode(value).decode()
-
-
 def gpt_documents(node: _GptNode) -> tuple[str, list[Document]]:
     msg = node.message
     if msg is None or msg.author is None or msg.content is None:
@@ -245,7 +239,7 @@ def claude_documents(msg: _ClaudeMessage) -> tuple[str, list[Document]]:
             texts.append(_text(block.get("text")))
         elif kind == "tool_use":
             name = block.get("name")
-            docs.append(tool_call_document(len(docs) + 1, name, _arguments(block.get("input"))))
+            docs.append(tool_call_document(len(docs) + 1, name, block.get("input")))
         elif kind == "tool_result":
             results += 1
             output = _text(block.get("content"))

@@ -235,14 +235,6 @@ def _text(value: Any) -> str:
     return nested_text(value, _TEXT_KEYS, _NO_TEXT_TYPES)
 
 
-def _arguments(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    return msgspec.json.encode(value).decode("utf-8")
-
-
 def _result(part: int, content: Any, flagged: bool, name: str | None) -> Document:
     """A tool result, named after the ``tool_use`` that asked for it when known."""
     return tool_result_document(part, name, _text(content), flagged)
@@ -258,7 +250,7 @@ def documents(
     names = {} if names is None else names
     first = records[0]
     if first.type == "tool_use":
-        return "assistant", [tool_call_document(1, first.name, _arguments(first.input))]
+        return "assistant", [tool_call_document(1, first.name, first.input)]
     if first.type == "tool_result":
         content = first.output if first.output is not None else first.content
         return "tool", [_result(0, content, bool(first.is_error), None)]
@@ -281,7 +273,7 @@ def documents(
                     name = part.get("name")
                     if isinstance(part.get("id"), str) and isinstance(name, str):
                         names[part["id"]] = name
-                    args = _arguments(part.get("input"))
+                    args = part.get("input")
                     docs.append(tool_call_document(len(docs) + 1, name, args))
                 elif kind == "tool_result":
                     results += 1

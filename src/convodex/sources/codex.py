@@ -170,14 +170,6 @@ def _user_text(content: Any) -> str:
     return "\n".join(texts)
 
 
-def _arguments(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    return msgspec.json.encode(value).decode("utf-8")
-
-
 def _failed(text: str) -> bool:
     """A shell output header (before ``Output:``) or JSON metadata with a nonzero exit."""
     header = text.split("\nOutput:", 1)[0][:2048]
@@ -329,7 +321,7 @@ def _load(
             args = item.arguments if item.arguments is not None else item.input
             if args is None:
                 args = item.action
-            docs.append(tool_call_document(len(docs) + 1, name, _arguments(args)))
+            docs.append(tool_call_document(len(docs) + 1, name, args))
     if role is None:
         return None
     text = "\n".join(t for t in texts if t)

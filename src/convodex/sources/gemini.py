@@ -130,8 +130,7 @@ def documents(msg: _Message) -> tuple[str, list[Document]]:
         docs.append(Document(0, "user_text" if role == "user" else "assistant_text", text))
     for i, (name, args, result, failed) in enumerate(calls):
         if args is not None:
-            encoded = args if isinstance(args, str) else msgspec.json.encode(args).decode()
-            docs.append(tool_call_document(2 * i + 1, name, encoded))
+            docs.append(tool_call_document(2 * i + 1, name, args))
         if result is not None:
             output = _text(result)
             kind_name: Kind = "tool_error" if is_tool_error(output, failed) else "tool_output"

@@ -130,14 +130,6 @@ def content_text(content: Any) -> str:
     return ""
 
 
-def _arguments_text(arguments: Any) -> str:
-    if arguments is None:
-        return ""
-    if isinstance(arguments, str):
-        return arguments
-    return msgspec.json.encode(arguments).decode("utf-8")
-
-
 def documents_of(record: _Record, tool_names: dict[str, str]) -> list[Document] | None:
     """Documents of one record, or ``None`` for system and meta messages."""
     role = record.role
@@ -166,7 +158,7 @@ def documents_of(record: _Record, tool_names: dict[str, str]) -> list[Document] 
         )
         if call.id and name:
             tool_names[call.id] = name
-        docs.append(tool_call_document(n, name, _arguments_text(args)))
+        docs.append(tool_call_document(n, name, args))
     return docs
 
 

@@ -7,7 +7,9 @@ its first 6 KiB and last 2 KiB; user and assistant text is never truncated.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Any, Final, Literal
+
+import msgspec
 
 from convodex.errors import QueryError
 
@@ -75,8 +77,19 @@ def tool_result_document(
     return Document(part, kind, clip_tool_text(tool_result_text(name, content)), name)
 
 
-def tool_call_document(part: int, name: str | None, arguments: str) -> Document:
-    return Document(part, "tool_input", clip_tool_text(tool_input_text(name, arguments)), name)
+def arguments_text(arguments: Any) -> str:
+    """Tool-call arguments as formats store them: a JSON string, or a JSON value."""
+    if arguments is None:
+        return ""
+    if isinstance(arguments, str):
+        return arguments
+    return msgspec.json.encode(arguments).decode("utf-8")
+
+
+def tool_call_document(part: int, name: str | None, arguments: Any) -> Document:
+    """A tool call: its name and arguments (a string, or a JSON value encoded here)."""
+    text = tool_input_text(name, arguments_text(arguments))
+    return Document(part, "tool_input", clip_tool_text(text), name)
 
 
 def parse_kinds(values: list[str] | tuple[str, ...] | None) -> tuple[Kind, ...]:
