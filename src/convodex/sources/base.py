@@ -151,7 +151,8 @@ class SourceFormat(Protocol):
 
     A format whose effective transcript can change when bytes are appended (a DAG
     selecting another head, a rewind, a rollback) sets a class attribute
-    ``append_only = False``: the indexer then rebuilds it instead of appending.
+    ``append_only = False``: the indexer then rebuilds it instead of appending, so
+    its ``read`` is always given a fresh ``ReadResult`` (offset 0, index 0).
     """
 
     name: str

@@ -298,7 +298,6 @@ class ChatExportFormat:
 
     def read(self, path: Path, result: ReadResult, budget: Budget) -> Iterator[SourceMessage]:
         budget.check(path, "log", os.stat(path).st_size)
-        result.end_offset = result.next_index = 0
         with open(path, "rb") as handle:
             buf = handle.read()
         result.end_offset = result.bytes_read = len(buf)

@@ -382,7 +382,6 @@ class ClaudeCodeFormat(NamedResultsFormat):
 
     def read(self, path: Path, result: ReadResult, budget: Budget) -> Iterator[SourceMessage]:
         budget.check(path, "log", os.stat(path).st_size)
-        result.end_offset = result.next_index = 0
         sidechains: list[tuple[int, int]] = []
         spans = effective_spans(path, result, budget, sidechains)
         names: dict[str, str] = {}  # filled in order: a call precedes its result

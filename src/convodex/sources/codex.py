@@ -348,7 +348,6 @@ class CodexFormat(NamedResultsFormat):
 
     def read(self, path: Path, result: ReadResult, budget: Budget) -> Iterator[SourceMessage]:
         budget.check(path, "log", os.stat(path).st_size)
-        result.end_offset = result.next_index = 0
         names: dict[str, str] = {}
         spans = effective_spans(path, result, budget, names)
         with open(path, "rb") as handle:

@@ -202,7 +202,6 @@ class DagFormat:
 
     def read(self, path: Path, result: ReadResult, budget: Budget) -> Iterator[SourceMessage]:
         budget.check(path, "log", os.stat(path).st_size)
-        result.end_offset = result.next_index = 0  # a replay always starts over
         graph = replay(path, result, budget)
         system, spans = graph.spans()
         with open(path, "rb") as handle:

@@ -195,7 +195,6 @@ class GeminiFormat:
 
     def read(self, path: Path, result: ReadResult, budget: Budget) -> Iterator[SourceMessage]:
         budget.check(path, "log", os.stat(path).st_size)
-        result.end_offset = result.next_index = 0
         if path.name.endswith(".jsonl"):
             spans = _jsonl_spans(path, result, budget)
         else:
