@@ -64,10 +64,22 @@ class _SourceRow:
     mtime_ns: int | None
     inode: int | None
     info: SessionInfo | None = None
-    stat: FileStat | None = None
     changed: bool = False
     bad: bool = False
     messages: dict[int, SourceMessage | None] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """One search's fixed parts, shared by every page of candidates it reads."""
+
+    terms: list[QueryTerm]
+    kinds: tuple[Kind, ...]
+    root_ids: list[int] | None
+    latest: bool
+    include_subagents: bool
+    # The lowest rowid BM25 ranks per table (see ``Searcher._rank_window``), found once.
+    windows: dict[str, int | None] = field(default_factory=dict)
 
 
 def match_expression(terms: list[QueryTerm], phrases: bool = True) -> str:
@@ -207,9 +219,8 @@ class Searcher:
             if cur_revision != revision:
                 return self._answer([], None, revision, True, root_ids)
             after = (rank, rowid)
-        hits, last, more = self._collect(
-            terms, kind_list, limit, after, root_ids, around, latest, include_subagents
-        )
+        plan = _Plan(terms, kind_list, root_ids, latest, include_subagents)
+        hits, last, more = self._collect(plan, limit, after, around)
         next_cursor = encode_cursor(revision, last[0], last[1], key) if more and last else None
         return self._answer(hits, next_cursor, revision, False, root_ids)
 
@@ -230,16 +241,10 @@ class Searcher:
         }
 
     def _candidates(
-        self,
-        terms: list[QueryTerm],
-        kinds: tuple[Kind, ...],
-        after: tuple[float, int] | None,
-        root_ids: list[int] | None,
-        count: int,
-        latest: bool = False,
-        include_subagents: bool = False,
+        self, plan: _Plan, after: tuple[float, int] | None, count: int
     ) -> list[tuple[int, float, float]]:
         """The next ``count`` (rowid, rank, order key) candidates, every filter inside SQL."""
+        terms, kinds, root_ids, latest = plan.terms, plan.kinds, plan.root_ids, plan.latest
         selects: list[str] = []
         params: list[Any] = []
         main_kinds = [k for k in kinds if k != "tool_output"]
@@ -253,14 +258,14 @@ class Searcher:
                 sql += f" AND (rowid & 7) IN ({', '.join('?' for _ in main_kinds)})"
                 params.extend(KIND_BITS[k] for k in main_kinds)
             if not latest:
-                sql += self._rank_window("documents", expression, params)
+                sql += self._rank_window(plan, "documents", expression, params)
             selects.append(sql)
         if "tool_output" in kinds:
             expression = match_expression(terms, phrases=False)
             sql = f"SELECT rowid, {rank} FROM outputs WHERE outputs MATCH ?"
             params.append(expression)
             if not latest:
-                sql += self._rank_window("outputs", expression, params)
+                sql += self._rank_window(plan, "outputs", expression, params)
             selects.append(sql)
         if latest:
             # Newest first: the source's last activity, then later messages first.
@@ -285,7 +290,7 @@ class Searcher:
                 f"({', '.join('?' for _ in root_ids)}))"
             )
             params.extend(root_ids)
-        if not include_subagents:
+        if not plan.include_subagents:
             # Sub-agent and headless sessions, and sub-agent work inside a parent's file,
             # are left out unless asked for: inside SQL, before ranking and the limit.
             sql += (
@@ -301,7 +306,7 @@ class Searcher:
         except sqlite3.OperationalError as exc:
             raise QueryError("query cannot be searched") from exc
 
-    def _rank_window(self, table: str, expression: str, params: list[Any]) -> str:
+    def _rank_window(self, plan: _Plan, table: str, expression: str, params: list[Any]) -> str:
         """Bound BM25's work: when a query matches more than ``RANK_WINDOW`` documents,
         rank only the most recently indexed ``RANK_WINDOW`` of them.
 
@@ -309,25 +314,21 @@ class Searcher:
         cost time in proportion to the whole history. The window is the same for every
         page of one catalog revision, so cursors stay exact.
         """
-        row = self.catalog.db.execute(
-            f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
-            (expression, RANK_WINDOW - 1),
-        ).fetchone()
-        if row is None:
+        if table not in plan.windows:
+            row = self.catalog.db.execute(
+                f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rowid DESC "
+                "LIMIT 1 OFFSET ?",
+                (expression, RANK_WINDOW - 1),
+            ).fetchone()
+            plan.windows[table] = None if row is None else int(row[0])
+        lowest = plan.windows[table]
+        if lowest is None:
             return ""
-        params.append(int(row[0]))
+        params.append(lowest)
         return " AND rowid >= ?"
 
     def _collect(
-        self,
-        terms: list[QueryTerm],
-        kinds: tuple[Kind, ...],
-        limit: int,
-        after: tuple[float, int] | None,
-        root_ids: list[int] | None,
-        around: int,
-        latest: bool,
-        include_subagents: bool,
+        self, plan: _Plan, limit: int, after: tuple[float, int] | None, around: int
     ) -> tuple[list[dict[str, Any]], tuple[float, int] | None, bool]:
         hits: list[dict[str, Any]] = []
         sources: dict[int, _SourceRow | None] = {}
@@ -335,13 +336,11 @@ class Searcher:
         try:
             for _ in range(MAX_BATCHES):
                 want = limit - len(hits)
-                batch = self._candidates(
-                    terms, kinds, last, root_ids, want + 1, latest, include_subagents
-                )
+                batch = self._candidates(plan, last, want + 1)
                 for rowid, rank, order_key in batch:
                     if len(hits) == limit:
                         return hits, last, True  # another candidate follows ``last``
-                    hit = self._hydrate(rowid, rank, terms, sources, around)
+                    hit = self._hydrate(rowid, rank, plan.terms, sources, around)
                     last = (order_key, rowid)
                     if hit is not None:
                         hits.append(hit)
@@ -362,11 +361,10 @@ class Searcher:
         src = _SourceRow(*row) if row is not None else None
         if src is not None:
             try:
-                src.stat = FileStat.of(src.path)
+                st = FileStat.of(src.path)
             except OSError:
                 src.bad = True
             else:
-                st = src.stat
                 if st.inode != src.inode or st.size < src.byte_offset:
                     src.bad = True
                 elif (st.size, st.mtime_ns) != (src.size, src.mtime_ns):
@@ -407,7 +405,7 @@ class Searcher:
         doc = (
             None
             if message is None
-            else next((d for d in message.documents if d.part == part), None)
+            else next((d for d in message.documents if (d.part, d.kind) == (part, kind)), None)
         )
         span = None if doc is None else _first_match(doc, terms)
         if message is None or doc is None or span is None:
@@ -416,9 +414,10 @@ class Searcher:
         if src.info is None:
             src.info = FORMATS[src.format].info(Path(src.path))
         info = src.info
+        # A file of many conversations (chat export) names each message's own.
+        session_id = message.session_id or info.session_id or src.session_id
         hit: dict[str, Any] = {
-            # A file of many conversations (chat export) names each message's own.
-            "sessionId": message.session_id or info.session_id or src.session_id,
+            "sessionId": session_id,
             "sessionPath": src.path,
             "sourceFormat": src.format,
             "messageIndex": index,
@@ -431,9 +430,9 @@ class Searcher:
             "sessionTitle": message.title if message.session_id else info.title,
             "workspaceRoot": info.workspace_root,
             "lastActivityAt": src.last_activity_at,
-            "open": info.session_id in self.runtime.open,
-            "running": info.session_id in self.runtime.running,
-            "current": info.session_id == self.runtime.current,
+            "open": session_id in self.runtime.open,
+            "running": session_id in self.runtime.running,
+            "current": session_id == self.runtime.current,
         }
         if around:
             hit["around"] = self._around(src, index, around, around)
@@ -449,10 +448,10 @@ class Searcher:
                 continue
             out.append(
                 {
-                    "messageIndex": int(i),
+                    "messageIndex": i,
                     "role": message.role,
                     "text": head(message.text(), CONTEXT_CHARS),
-                    "hit": int(i) == index,
+                    "hit": i == index,
                 }
             )
         return out
