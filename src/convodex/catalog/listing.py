@@ -17,7 +17,9 @@ import hashlib
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +90,11 @@ def summarize(path: str, fmt: str) -> Summary:
         last or info.updated_at,
         info.parent_id,
     )
+
+
+def _native_summary(path: str, count: int, last: int | None) -> Summary:
+    info = FORMATS["session_log"].info(Path(path))
+    return Summary(info.title, info.workspace_root, count, info.created_at, last, info.parent_id)
 
 
 class SummaryCache:
@@ -190,19 +197,7 @@ class Listing:
 
     def resolve(self, path: str, fmt: str) -> Summary | None:
         """The shared resolver for the complete tree: the cache, else a replay."""
-        summary = self.cache.get(path)
-        if summary is not None:
-            return summary
-        try:
-            identity = Identity.of(path)
-            summary = summarize(path, fmt)
-        except Exception:  # noqa: BLE001 - any failure marks this row's metadata failed
-            with self.cache.lock:
-                self.cache.failed.add(path)
-            return None
-        self.cache.put(path, identity, summary)
-        self.revision += 1
-        return summary
+        return self.cache.get(path) or self._store(path, lambda: summarize(path, fmt))
 
     def refresh(self, catalog: Catalog, limit: int = 256) -> int:
         """Background work: summarize indexed sources whose summary is missing or stale."""
@@ -216,30 +211,27 @@ class Listing:
                 break
             if self._current(path, inode, size, mtime_ns) is not None or path in self.cache.failed:
                 continue
-            try:
-                identity = Identity.of(path)
-                if fmt == "session_log":
-                    # Native and indexed: the checkpoint and the sidecar are enough.
-                    info = FORMATS[fmt].info(Path(path))
-                    summary = Summary(
-                        info.title,
-                        info.workspace_root,
-                        count,
-                        info.created_at,
-                        last,
-                        info.parent_id,
-                    )
-                else:
-                    summary = summarize(path, fmt)
-            except Exception:  # noqa: BLE001 - any failure marks this row's metadata failed
-                with self.cache.lock:
-                    self.cache.failed.add(path)
-                continue
-            self.cache.put(path, identity, summary)
-            self.revision += 1
+            if fmt == "session_log":
+                # Native and indexed: the checkpoint and the sidecar are enough.
+                self._store(path, partial(_native_summary, path, count, last))
+            else:
+                self._store(path, partial(summarize, path, fmt))
             done += 1
         self.cache.flush()
         return done
+
+    def _store(self, path: str, build: Callable[[], Summary]) -> Summary | None:
+        """Summarize one source into the cache; any failure marks its metadata failed."""
+        try:
+            identity = Identity.of(path)
+            summary = build()
+        except Exception:  # noqa: BLE001 - a bad source must not break the listing
+            with self.cache.lock:
+                self.cache.failed.add(path)
+            return None
+        self.cache.put(path, identity, summary)
+        self.revision += 1
+        return summary
 
     def _current(
         self, path: str, inode: int | None, size: int | None, mtime_ns: int | None
