@@ -135,22 +135,12 @@ class IndexStats:
         self.errors[error_class] = self.errors.get(error_class, 0) + 1
 
     def as_json(self) -> dict[str, Any]:
-        return {
-            "roots": self.roots,
-            "sources": self.sources,
-            "indexed": self.indexed,
-            "appended": self.appended,
-            "rebuilt": self.rebuilt,
-            "failed": self.failed,
-            "missing": self.missing,
-            "removed": self.removed,
-            "messages": self.messages,
-            "documents": self.documents,
-            "lineErrors": self.line_errors,
-            "bytesRead": self.bytes_read,
-            "seconds": round(self.seconds, 3),
-            "errors": dict(self.errors),
-        }
+        out = {_JSON_NAMES.get(key, key): value for key, value in asdict(self).items()}
+        out["seconds"] = round(self.seconds, 3)
+        return out
+
+
+_JSON_NAMES = {"line_errors": "lineErrors", "bytes_read": "bytesRead"}
 
 
 @dataclass(slots=True)
