@@ -251,13 +251,16 @@ class SourceReader:
         batch = Batch(src.id, wipe=rebuild and src.byte_offset > 0)
         errors_seen = 0
         # Message payloads held before their commit, per source (L6 "retained"): a
-        # batch is handed over before it would go over; one message alone over fails.
+        # batch is handed over when full or before it would go over; one message
+        # alone over the budget fails the source.
         retained = self.budget.meter(path, "retained")
         try:
             for message in FORMATS[src.format].read(path, result, self.budget):
                 if message.index >= MESSAGE_LIMIT:
                     raise SourceError(str(path), "too many messages in one session")
-                if batch.locations and retained.used + message.length > retained.limit:
+                if batch.locations and (
+                    batch.size >= BATCH_BYTES or retained.used + message.length > retained.limit
+                ):
                     errors_seen = self._checkpoint(
                         batch, path, st, result, errors_seen, False, before=message
                     )
@@ -266,11 +269,6 @@ class SourceReader:
                     batch = Batch(src.id, wipe=False)
                 retained.add(message.length)
                 batch.add(message)
-                if batch.size >= BATCH_BYTES:
-                    errors_seen = self._checkpoint(batch, path, st, result, errors_seen, False)
-                    yield batch
-                    retained.release(retained.used)
-                    batch = Batch(src.id, wipe=False)
             self._checkpoint(batch, path, st, result, errors_seen, True)
         except FileNotFoundError:
             self.stats.missing += 1  # vanished while being read
