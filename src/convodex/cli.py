@@ -16,11 +16,11 @@ from convodex.catalog.indexer import Indexer
 from convodex.catalog.search import Searcher, progress
 from convodex.cli_mcp import mcp
 from convodex.cli_ops import catalogs, doctor
-from convodex.cli_options import DEMO_ROOT, root_options
+from convodex.cli_options import root_options, roots_or_defaults, roots_or_demo
 from convodex.cli_serve import serve
 from convodex.cli_server import server
 from convodex.errors import ConvodexError
-from convodex.sources.discover import default_roots, resolve_root, scan
+from convodex.sources.discover import resolve_root
 
 
 class _Group(click.Group):
@@ -36,12 +36,6 @@ class _Group(click.Group):
 
 def _emit_json(data: Any) -> None:
     click.echo(msgspec.json.encode(data).decode("utf-8"))
-
-
-def _roots(given: tuple[Path, ...]) -> list[Path]:
-    if given:
-        return [resolve_root(p) for p in given]
-    return [resolve_root(p, must_exist=False) for p in default_roots()]
 
 
 def _index(catalog: Catalog, roots: list[Path], show_progress: bool) -> IndexStats:
@@ -99,7 +93,7 @@ main.add_command(serve)
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary.")
 def index(roots: tuple[Path, ...], cache_dir: Path | None, as_json: bool) -> None:
     """Index transcripts under the roots (default: convodex's own sessions)."""
-    root_list = _roots(roots)
+    root_list = roots_or_defaults(roots)
     with open_catalog(cache_dir) as catalog:
         stats = _index(catalog, root_list, not as_json and sys.stderr.isatty())
         state = progress(catalog)
@@ -145,7 +139,7 @@ def search(
     root_list = [resolve_root(p) for p in roots] if roots else None
     with open_catalog(cache_dir) as catalog:
         if wait:
-            _index(catalog, root_list or _roots(()), not as_json and sys.stderr.isatty())
+            _index(catalog, root_list or roots_or_defaults(()), not as_json and sys.stderr.isatty())
         result = Searcher(catalog).search(
             query,
             kinds=list(kinds),
@@ -188,10 +182,9 @@ def _print_hits(result: dict[str, Any]) -> None:
 @click.option("--query", default="migration", show_default=True, help="The sample search.")
 def demo(cache_dir: Path | None, query: str) -> None:
     """Index your sessions (or the bundled demo corpus) and run a sample search."""
-    roots = [r for r in _roots(()) if r.is_dir() and next(scan(r), None) is not None]
-    if not roots:
+    roots, demo_corpus = roots_or_demo(())
+    if demo_corpus:
         click.echo(f"no sessions under {config.sessions_dir()}; using the bundled demo corpus")
-        roots = [DEMO_ROOT.resolve()]
     with open_catalog(cache_dir) as catalog:
         stats = _index(catalog, roots, sys.stderr.isatty())
         click.echo(

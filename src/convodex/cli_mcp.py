@@ -11,8 +11,7 @@ from pathlib import Path
 
 import click
 
-from convodex.cli_options import root_options
-from convodex.sources.discover import default_roots, resolve_root
+from convodex.cli_options import root_options, roots_or_defaults
 
 
 @click.command("mcp")
@@ -30,10 +29,7 @@ def mcp(roots: tuple[Path, ...], cache_dir: Path | None, no_index: bool) -> None
     """
     from convodex.mcp import serve_stdio
 
-    if roots:
-        root_list = [resolve_root(p) for p in roots]
-    else:
-        root_list = [resolve_root(p, must_exist=False) for p in default_roots()]
+    root_list = roots_or_defaults(roots)
     logging.basicConfig(level=logging.WARNING, format="convodex mcp: %(message)s")
     # The SDK's own warnings may quote request parameters (queries): keep them off stderr.
     logging.getLogger("mcp").setLevel(logging.CRITICAL)

@@ -8,6 +8,8 @@ from typing import Any, TypeVar
 
 import click
 
+from convodex.sources.discover import default_roots, resolve_root, scan
+
 F = TypeVar("F", bound=Callable[..., Any])
 DEMO_ROOT = Path(__file__).parent / "demo"
 
@@ -26,3 +28,19 @@ def root_options(fn: F) -> F:
         help="A directory scanned recursively for transcripts (repeatable).",
     )(fn)
     return fn
+
+
+def roots_or_defaults(given: tuple[Path, ...]) -> list[Path]:
+    """The roots a command works on: those given (which must exist), else the defaults."""
+    if given:
+        return [resolve_root(p) for p in given]
+    return [resolve_root(p, must_exist=False) for p in default_roots()]
+
+
+def roots_or_demo(given: tuple[Path, ...]) -> tuple[list[Path], bool]:
+    """Like ``roots_or_defaults``, with the bundled demo corpus standing in when no
+    default root holds a session; says whether it did."""
+    roots = roots_or_defaults(given)
+    if given or any(r.is_dir() and next(scan(r), None) is not None for r in roots):
+        return roots, False
+    return [DEMO_ROOT.resolve()], True

@@ -8,8 +8,7 @@ from pathlib import Path
 import click
 
 from convodex import config
-from convodex.cli_options import DEMO_ROOT, root_options
-from convodex.sources.discover import default_roots, resolve_root, scan
+from convodex.cli_options import root_options, roots_or_demo
 
 
 def is_loopback(host: str) -> bool:
@@ -19,16 +18,6 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
-
-
-def serving_roots(given: tuple[Path, ...]) -> tuple[list[Path], bool]:
-    """The roots to serve, and whether the bundled demo corpus stands in for them."""
-    if given:
-        return [resolve_root(p) for p in given], False
-    roots = [resolve_root(p, must_exist=False) for p in default_roots()]
-    if any(r.is_dir() and next(scan(r), None) is not None for r in roots):
-        return roots, False
-    return [DEMO_ROOT.resolve()], True
 
 
 @click.command()
@@ -56,7 +45,7 @@ def serve(
         raise click.UsageError(
             "refusing to bind a non-loopback address; pass --allow-remote and --token"
         )
-    root_list, demo = serving_roots(roots)
+    root_list, demo = roots_or_demo(roots)
     if demo:
         click.echo(f"no sessions under {config.sessions_dir()}; serving the bundled demo corpus")
     service = create_service(cache_dir, root_list, rescan_seconds=rescan)

@@ -11,7 +11,8 @@ from typing import Any
 
 import click
 
-from convodex.cli import _emit_json, _roots
+from convodex.cli import _emit_json
+from convodex.cli_options import roots_or_defaults
 from convodex.sources.discover import FORMATS, root_format, scan
 
 
@@ -48,7 +49,7 @@ def describe(root: Path) -> dict[str, Any]:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def sources(roots: tuple[str, ...], as_json: bool) -> None:
     """List the roots searched, the formats found in them, and session counts."""
-    rows = [describe(root) for root in _roots(tuple(Path(r) for r in roots))]
+    rows = [describe(root) for root in roots_or_defaults(tuple(Path(r) for r in roots))]
     if as_json:
         _emit_json({"roots": rows, "formats": sorted(FORMATS)})
         return
