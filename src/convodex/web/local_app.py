@@ -53,7 +53,6 @@ EVENT_POLL_SECONDS = 0.25
 class LocalService:
     """Everything one serving process owns: catalogs, scheduler, listing, runtime state."""
 
-    cache_dir: Path | None
     roots: list[Path]
     scheduler: Scheduler
     listing: Listing
@@ -138,7 +137,7 @@ def create_service(
     queue = hints if hints is not None else HintQueue()
     scheduler = Scheduler(catalog, roots, budget=budget, hints=queue, rescan_seconds=rescan_seconds)
     cache_path = config.summary_cache_path(cache_dir) if catalog.mode == "disk" else None
-    service = LocalService(cache_dir, roots, scheduler, Listing(SummaryCache(cache_path)))
+    service = LocalService(roots, scheduler, Listing(SummaryCache(cache_path)))
 
     last_refresh = [0.0]
 
