@@ -21,15 +21,17 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
 import psycopg
 from psycopg import sql
 
 from convodex.server import Caller, Database, append, create_session, open_database
 from convodex.server.db import now_micros
 from convodex.server.dialects.sqlite import SQLiteDatabase, SQLiteDialect
-from convodex.server.pgtest import TempPostgres
 from convodex.server.projection import parse_payload, payload_hash, row_text
 from convodex.server.search import search_messages
+from pg import TempPostgres  # tests/pg.py: a throwaway PostgreSQL
 
 RARE = "quetzalcoatlus"  # planted in ~1 entry in 10,000
 COMMON = "system"  # the most frequent vocabulary word

@@ -11,7 +11,7 @@ from server_helpers import People
 
 from convodex.server import Caller, Database, add_account, open_database
 from convodex.server import search as search_module
-from convodex.server.pgtest import TempPostgres
+from pg import TempPostgres
 
 TEMPLATE = "convodex_template"
 _names = itertools.count()

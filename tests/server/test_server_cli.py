@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 from click.testing import CliRunner
 
-from convodex.cli_server import server
+from convodex.cli.server import server
 from convodex.server import Database, authenticate
 from convodex.server.accounts import token_hash
 
@@ -63,7 +63,7 @@ def _free_port() -> int:
 def test_serve_answers_over_http(db: Database) -> None:
     out = json.loads(_invoke("accounts", "add", "erin", "--db", db.url, "--json"))
     port = _free_port()
-    code = "from convodex.cli_server import server; server()"
+    code = "from convodex.cli.server import server; server()"
     process = subprocess.Popen(
         [sys.executable, "-c", code, "serve", "--db", db.url, "--port", str(port)],
         stdout=subprocess.DEVNULL,

@@ -19,7 +19,7 @@ from convodex.sources.base import Budget, ReadResult, SourceMessage
 from convodex.sources.discover import FORMATS, detect, resolve_root, scan
 from helpers import as_json
 
-FIXTURES = (Path(__file__).parents[2] / ".." / "shared" / "fixtures").resolve()
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
 def read_all(fmt: Any, path: Path) -> list[SourceMessage]:

@@ -14,7 +14,7 @@ from convodex.sources.claude_code import FORMAT as CLAUDE
 from convodex.sources.codex import FORMAT as CODEX
 from helpers import as_json
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 CODEX_ROLLOUT = next((FIXTURES / "codex").rglob("rollout-2026-01-02T03-04-05-*.jsonl"))
 CLAUDE_SESSION = FIXTURES / "claude-code" / "claude-code-log-representative_messages.jsonl"
 

@@ -1,0 +1,56 @@
+"""`convodex serve`: the local history service with its web page (SPEC L7, X3)."""
+
+from __future__ import annotations
+
+import ipaddress
+from pathlib import Path
+
+import click
+
+from convodex import config
+from convodex.cli.options import root_options, roots_or_demo
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
+@click.option("--port", default=8765, show_default=True, type=int)
+@root_options
+@click.option("--allow-remote", is_flag=True, help="Allow a non-loopback bind (needs --token).")
+@click.option("--token", envvar="CONVODEX_TOKEN", help="Bearer token required with --allow-remote.")
+@click.option("--rescan", default=60.0, show_default=True, help="Seconds between full rescans.")
+def serve(
+    host: str,
+    port: int,
+    roots: tuple[Path, ...],
+    cache_dir: Path | None,
+    allow_remote: bool,
+    token: str | None,
+    rescan: float,
+) -> None:
+    """Serve search, the session tree and the web page; index in the background."""
+    import uvicorn
+
+    from convodex.web.local_app import create_app, create_service
+
+    if not is_loopback(host) and not (allow_remote and token):
+        raise click.UsageError(
+            "refusing to bind a non-loopback address; pass --allow-remote and --token"
+        )
+    root_list, demo = roots_or_demo(roots)
+    if demo:
+        click.echo(f"no sessions under {config.sessions_dir()}; serving the bundled demo corpus")
+    service = create_service(cache_dir, root_list, rescan_seconds=rescan)
+    app = create_app(service, token=token if allow_remote else None)
+    shown = f"[{host}]" if ":" in host else host
+    click.echo(f"convodex is serving {len(root_list)} root(s) at http://{shown}:{port}/")
+    # No access log: request lines carry queries, which diagnostics never print.
+    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)

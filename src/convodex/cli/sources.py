@@ -1,0 +1,66 @@
+"""``convodex sources``: which roots are searched, in which formats, with how many sessions.
+
+Lists and sniffs files like a scan does; reads only the first record of each
+source (for sub-agent and headless labels), never message content.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from convodex.cli.main import _emit_json
+from convodex.cli.options import roots_or_defaults
+from convodex.sources.discover import FORMATS, root_format, scan
+
+
+def describe(root: Path) -> dict[str, Any]:
+    """One root: its format (fixed or detected per file) and counts, no content."""
+    formats: dict[str, int] = {}
+    subagents = headless = archived = 0
+    exists = root.is_dir()
+    for item in scan(root) if exists else ():
+        formats[item.format] = formats.get(item.format, 0) + 1
+        info = FORMATS[item.format].info(item.path)
+        headless += info.headless
+        subagents += info.subagent and not info.headless
+        archived += info.archived
+    return {
+        "path": str(root),
+        "exists": exists,
+        "format": root_format(root) or "auto",
+        "sources": sum(formats.values()),
+        "formats": formats,
+        "subagents": subagents,
+        "headless": headless,
+        "archived": archived,
+    }
+
+
+@click.command()
+@click.option(
+    "--root",
+    "roots",
+    multiple=True,
+    help="A root to describe, PATH or PATH:format (repeatable; default: every default root).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def sources(roots: tuple[str, ...], as_json: bool) -> None:
+    """List the roots searched, the formats found in them, and session counts."""
+    rows = [describe(root) for root in roots_or_defaults(tuple(Path(r) for r in roots))]
+    if as_json:
+        _emit_json({"roots": rows, "formats": sorted(FORMATS)})
+        return
+    for row in rows:
+        state = "" if row["exists"] else "  (missing)"
+        click.secho(f"{row['path']}{state}", bold=True)
+        found = ", ".join(f"{n} {fmt}" for fmt, n in sorted(row["formats"].items())) or "none"
+        click.echo(f"  format {row['format']}: {row['sources']} sources ({found})")
+        if row["subagents"] or row["headless"] or row["archived"]:
+            click.echo(
+                f"  {row['subagents']} sub-agent, {row['headless']} headless, "
+                f"{row['archived']} archived (sub-agent and headless are not searched by "
+                "default: --include-subagents)"
+            )
