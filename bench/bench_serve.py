@@ -24,10 +24,10 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_local import corpus, percentile  # noqa: E402
+from bench_local import corpus, percentile
 
-from convodex import config  # noqa: E402
-from convodex.writer import SessionWriter  # noqa: E402
+from convodex import config
+from convodex.writer import SessionWriter
 
 THROUGHPUT: list[float] = []  # requests per second of each load run, in order
 QUERIES = [

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
 
 from convodex.catalog.db import Catalog, open_catalog
+from helpers import CliRun
+
+pytest_plugins = ["skips", "pytester"]
 
 
 @pytest.fixture
@@ -38,9 +41,6 @@ def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HOME", str(tmp_path / "user-home"))
     monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
     monkeypatch.delenv("CODEX_HOME", raising=False)
-
-
-CliRun = Callable[..., Result]
 
 
 @pytest.fixture

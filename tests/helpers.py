@@ -4,16 +4,25 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from click.testing import Result
 
+from convodex.catalog.db import Catalog
+from convodex.catalog.search import Searcher, SearchRequest
+from convodex.catalog.service import Background, HistoryService
+from convodex.models import to_builtins
+
+CliRun = Callable[..., Result]
+"""The ``cli`` fixture: runs the real CLI with the test's cache dir."""
+
 
 def write_session(
     root: Path,
     session_id: str,
-    messages: list[dict[str, Any]],
+    messages: list[Any],
     meta: dict[str, Any] | None = None,
     subdir: str = "",
 ) -> Path:
@@ -52,3 +61,15 @@ def die_at_once(*args: Any) -> None:
     import os
 
     os._exit(3)
+
+
+def search(catalog: Catalog, query: str, **options: Any) -> dict[str, Any]:
+    """One search page as its JSON shape (what ``--json`` and HTTP print)."""
+    page = Searcher(catalog).search(SearchRequest(query=query, **options))
+    result: dict[str, Any] = to_builtins(page)
+    return result
+
+
+def service(cache_dir: Path, roots: list[Path], **background: Any) -> HistoryService:
+    """A history service whose background work (once started) uses these settings."""
+    return HistoryService.open(cache_dir, roots, background=Background(**background))

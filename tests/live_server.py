@@ -11,7 +11,8 @@ from contextlib import contextmanager
 import httpx
 import uvicorn
 
-from convodex.web.local_app import LocalService, create_app
+from convodex.catalog.service import HistoryService
+from convodex.web.local_app import create_app
 
 
 def free_port() -> int:
@@ -21,7 +22,7 @@ def free_port() -> int:
 
 
 @contextmanager
-def serving(service: LocalService, watch: bool = False) -> Iterator[httpx.Client]:
+def serving(service: HistoryService, watch: bool = False) -> Iterator[httpx.Client]:
     port = free_port()
     config = uvicorn.Config(
         create_app(service, watch=watch),

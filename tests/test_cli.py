@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import as_json, tree_hashes, write_session
+from helpers import CliRun, as_json, tree_hashes, write_session
 
 SESSION = [
     {"role": "user", "content": "how do I rotate the signing keys?"},
@@ -64,12 +64,12 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
 
 
-def test_originals_untouched_by_index_search_and_rebuild(root: Path, cli) -> None:  # type: ignore[no-untyped-def]
+def test_originals_untouched_by_index_search_and_rebuild(root: Path, cli: CliRun) -> None:
     write_session(root, "s1", SESSION, {"name": "keys"})
     write_session(root, "s2", SESSION, subdir="subagents")
     (root / "s1.events.jsonl").write_text('{"type":"append"}\n')
     before = tree_hashes(root)
-    mtimes = {p: p.stat().st_mtime_ns for p in root.rglob("*") if p.is_file()}
+    mtimes = {str(p): p.stat().st_mtime_ns for p in root.rglob("*") if p.is_file()}
     as_json(cli("index", "--root", str(root), "--json"))
     as_json(cli("search", "rotate", "--around", "2", "--json"))
     # A rewrite elsewhere forces a rebuild of that source; the others are only read.
@@ -81,11 +81,11 @@ def test_originals_untouched_by_index_search_and_rebuild(root: Path, cli) -> Non
     for path, digest in before.items():
         if path != "s3":
             assert after[path] == digest, path
-    for path, mtime in mtimes.items():
-        assert path.stat().st_mtime_ns == mtime
+    for name, mtime in mtimes.items():
+        assert Path(name).stat().st_mtime_ns == mtime
 
 
-def test_human_output_says_when_the_index_is_incomplete(root: Path, cli) -> None:  # type: ignore[no-untyped-def]
+def test_human_output_says_when_the_index_is_incomplete(root: Path, cli: CliRun) -> None:
     write_session(root, "s1", SESSION)
     out = cli("search", "rotate")
     assert out.exit_code == 0 and "the index is empty" in out.stderr
@@ -94,14 +94,14 @@ def test_human_output_says_when_the_index_is_incomplete(root: Path, cli) -> None
     assert out.exit_code == 0 and "rotate" in out.stdout and out.stderr == ""
 
 
-def test_index_defaults_to_convodex_own_sessions(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+def test_index_defaults_to_convodex_own_sessions(tmp_path: Path, cli: CliRun) -> None:
     own = tmp_path / "home" / "sessions"  # CONVODEX_HOME is tmp_path/home in tests
     write_session(own, "mine", SESSION)
     out = as_json(cli("index", "--json"))
     assert out["roots"][0] == str(own) and out["stats"]["indexed"] == 1
 
 
-def test_demo_uses_the_bundled_corpus_when_there_are_no_sessions(cli) -> None:  # type: ignore[no-untyped-def]
+def test_demo_uses_the_bundled_corpus_when_there_are_no_sessions(cli: CliRun) -> None:
     out = cli("demo")
     assert out.exit_code == 0, out.output
     assert "bundled demo corpus" in out.stdout and "no hits" not in out.stdout

@@ -13,7 +13,9 @@ DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 def command_paths(group: click.Group, prefix: str = "convodex") -> list[str]:
     paths = []
-    for name, command in sorted(group.commands.items()):
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
         path = f"{prefix} {name}"
         paths.append(path)
         if isinstance(command, click.Group):

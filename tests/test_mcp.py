@@ -21,8 +21,10 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from convodex.catalog.db import Catalog
 from convodex.catalog.indexer import Indexer
-from convodex.errors import QueryError
+from convodex.catalog.service import HistoryService
+from convodex.errors import ConvodexError
 from convodex.mcp import INPUT_SCHEMA, TOOL_NAME, HistoryTool, progress_line, tool_definition
+from convodex.models import Progress
 from helpers import write_session
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "history_search_tool.json"
@@ -195,7 +197,7 @@ def test_tool_defaults_and_validation(root: Path, catalog: Catalog) -> None:
         ],
     )
     Indexer(catalog).run([root.resolve()])
-    tool = HistoryTool(catalog, [root.resolve()])
+    tool = HistoryTool(HistoryService(catalog, [root.resolve()], scope=[root.resolve()]))
 
     first = json.loads(tool.call({"query": "orbit"}))
     assert len(first["hits"]) == 20 and first["nextCursor"]
@@ -205,7 +207,7 @@ def test_tool_defaults_and_validation(root: Path, catalog: Catalog) -> None:
     outputs = json.loads(tool.call({"query": "orbit", "kinds": ["tool_output"]}))
     assert [h["kind"] for h in outputs["hits"]] == ["tool_output"]
 
-    for args, message in [
+    cases: list[tuple[dict[str, Any], str]] = [
         ({"query": "orbit", "limit": 0}, "limit must be between 1 and 200"),
         ({"query": "orbit", "limit": True}, "limit must be an integer"),
         ({"query": "orbit", "kinds": "user_text"}, "kinds must be a list"),
@@ -218,20 +220,23 @@ def test_tool_defaults_and_validation(root: Path, catalog: Catalog) -> None:
             {"operation": "around", "sessionPath": "x", "messageIndex": 0, "before": 11},
             "before must be between 0 and 10",
         ),
-    ]:
-        with pytest.raises(QueryError, match=message):
+    ]
+    for args, message in cases:
+        with pytest.raises(ConvodexError, match=message):
             tool.call(args)
 
 
 def test_progress_line() -> None:
-    base = {"indexed": 3, "total": 7, "pending": 4, "failed": 0, "revision": 1}
-    assert progress_line({**base, "state": "complete"}) is None
-    assert progress_line({**base, "state": "indexing"}) == (
+    def at(state: Any) -> Progress:
+        return Progress(state=state, indexed=3, total=7, pending=4, failed=0, revision=1)
+
+    assert progress_line(at("complete")) is None
+    assert progress_line(at("indexing")) == (
         "index is still building (3/7); results may be incomplete"
     )
-    assert progress_line({**base, "state": "empty"}) == (
+    assert progress_line(at("empty")) == (
         "index is still building (3/7); results may be incomplete"
     )
-    assert progress_line({**base, "state": "degraded"}) == (
+    assert progress_line(at("degraded")) == (
         "index is read-only (degraded mode); results may be stale"
     )

@@ -12,10 +12,11 @@ import pytest
 
 from convodex.catalog.db import Catalog
 from convodex.catalog.indexer import Indexer
-from convodex.catalog.search import Searcher
+from convodex.catalog.scheduler import Scheduler
 from convodex.errors import InvalidInput
 from convodex.hints import HintQueue
 from convodex.writer import SessionWriter
+from helpers import search
 
 
 def test_append_writes_lines_and_bumps_revision(root: Path) -> None:
@@ -52,9 +53,12 @@ def test_append_waits_for_the_lock_and_hints_only_after_release(root: Path) -> N
     holder = open(path, "rb")  # another writer holds the advisory lock
     fcntl.flock(holder.fileno(), fcntl.LOCK_EX)
     done = threading.Event()
-    thread = threading.Thread(
-        target=lambda: (writer.append("s1", [{"role": "user", "content": "x"}]), done.set())
-    )
+
+    def append() -> None:
+        writer.append("s1", [{"role": "user", "content": "x"}])
+        done.set()
+
+    thread = threading.Thread(target=append)
     thread.start()
     time.sleep(0.2)
     assert not done.is_set() and len(hints) == 0  # blocked on the lock, no hint yet
@@ -79,19 +83,20 @@ def test_hinted_appends_are_indexed_incrementally(root: Path, catalog: Catalog) 
     hints = HintQueue()
     writer = SessionWriter(root, hints)
     writer.append("s1", [{"role": "user", "content": f"old message {i}"} for i in range(200)])
-    indexer = Indexer(catalog, hints=hints)
-    indexer.run([root])
+    Indexer(catalog).run([root])
     hints.drain()
     size = (root / "s1.jsonl").stat().st_size
     writer.append("s1", [{"role": "user", "content": "fresh hinted words"}])
     writer.append("s2", [{"role": "user", "content": "fresh new session"}])
-    fresh = Indexer(catalog, hints=hints)
-    assert fresh.apply_hints() == 2
+    scheduler = Scheduler(catalog, [root], hints=hints)  # not started: drained here
+    scheduler.drain_hints()
+    fresh = scheduler.indexer
+    assert fresh.stats.indexed == 2
     assert fresh.stats.appended == 1 and fresh.stats.rebuilt == 1  # s2 is new
     appended = (root / "s1.jsonl").stat().st_size - size
     new_file = (root / "s2.jsonl").stat().st_size
     assert fresh.stats.bytes_read == appended + new_file  # only the new range of s1
-    hits = Searcher(catalog).search("fresh")["hits"]
+    hits = search(catalog, "fresh")["hits"]
     assert sorted((h["sessionId"], h["messageIndex"]) for h in hits) == [("s1", 200), ("s2", 0)]
 
 

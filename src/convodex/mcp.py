@@ -9,7 +9,6 @@ when the index is still incomplete. Queries and message text are never logged.
 
 from __future__ import annotations
 
-import contextlib
 import importlib.metadata
 import threading
 from collections.abc import Mapping
@@ -17,14 +16,12 @@ from pathlib import Path
 from typing import Any, Final
 
 import anyio
-import msgspec
 
 from convodex import config
-from convodex.catalog.db import Catalog, open_catalog
-from convodex.catalog.scheduler import Scheduler
-from convodex.catalog.search import Searcher, root_ids_for
-from convodex.catalog.search import progress as catalog_progress
+from convodex.catalog.search import SearchRequest
+from convodex.catalog.service import Background, HistoryService
 from convodex.errors import ConvodexError, QueryError
+from convodex.models import Progress, encode, to_builtins
 from convodex.text.documents import DEFAULT_KINDS, KINDS
 
 TOOL_NAME: Final = "history_search"
@@ -112,22 +109,21 @@ def tool_definition() -> dict[str, Any]:
     return {"name": TOOL_NAME, "description": TOOL_DESCRIPTION, "inputSchema": INPUT_SCHEMA}
 
 
-def progress_line(progress: Mapping[str, Any]) -> str | None:
+def progress_line(progress: Progress) -> str | None:
     """The first line of a result whose index is not complete, else None."""
-    if progress["state"] == "complete":
+    if progress.state == "complete":
         return None
-    if progress["state"] == "degraded":
+    if progress.state == "degraded":
         return "index is read-only (degraded mode); results may be stale"
     return (
-        f"index is still building ({progress['indexed']}/{progress['total']}); "
-        "results may be incomplete"
+        f"index is still building ({progress.indexed}/{progress.total}); results may be incomplete"
     )
 
 
-def render(result: Mapping[str, Any]) -> str:
+def render(result: Any, progress: Progress) -> str:
     """JSON text, preceded by the progress line when the index is incomplete."""
-    body = msgspec.json.encode(result).decode("utf-8")
-    note = progress_line(result["progress"])
+    body = encode(result).decode("utf-8")
+    note = progress_line(progress)
     return body if note is None else f"{note}\n{body}"
 
 
@@ -152,17 +148,10 @@ def _string(args: Mapping[str, Any], name: str) -> str | None:
 
 
 class HistoryTool:
-    """Answers tool calls from one read connection; calls are serialized."""
+    """Answers tool calls through the history service; calls are serialized."""
 
-    def __init__(
-        self,
-        catalog: Catalog,
-        roots: list[Path] | None = None,
-        scheduler: Scheduler | None = None,
-    ) -> None:
-        self.catalog = catalog
-        self.roots = roots  # None: search the whole catalog
-        self.scheduler = scheduler
+    def __init__(self, service: HistoryService) -> None:
+        self.service = service
         self._lock = threading.Lock()
 
     def call(self, arguments: Mapping[str, Any] | None) -> str:
@@ -176,10 +165,10 @@ class HistoryTool:
             raise QueryError('operation must be "search" or "around"')
         with self._lock:
             if operation == "search":
-                return render(self._search(args))
-            return render(self._around(args))
+                return self._search(args)
+            return self._around(args)
 
-    def _search(self, args: Mapping[str, Any]) -> dict[str, Any]:
+    def _search(self, args: Mapping[str, Any]) -> str:
         query = _string(args, "query")
         if not query:
             raise QueryError("search needs a query")
@@ -191,11 +180,13 @@ class HistoryTool:
         if not kinds:
             raise QueryError("kinds must name at least one kind")
         limit = _integer(args, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
-        return Searcher(self.catalog).search(
-            query, kinds=kinds, limit=limit, cursor=_string(args, "cursor"), roots=self.roots
+        request = SearchRequest(
+            query=query, kinds=kinds, limit=limit, cursor=_string(args, "cursor")
         )
+        page = self.service.search(request)
+        return render(page, page.progress)
 
-    def _around(self, args: Mapping[str, Any]) -> dict[str, Any]:
+    def _around(self, args: Mapping[str, Any]) -> str:
         path = _string(args, "sessionPath")
         if not path:
             raise QueryError("around needs sessionPath")
@@ -204,16 +195,15 @@ class HistoryTool:
         index = _integer(args, "messageIndex", 0, 0, 2**62)
         before = _integer(args, "before", DEFAULT_CONTEXT, 0, MAX_CONTEXT)
         after = _integer(args, "after", DEFAULT_CONTEXT, 0, MAX_CONTEXT)
-        # Reading a session is interactive: background indexing yields at its next batch.
-        waiting = self.scheduler.interactive() if self.scheduler else contextlib.nullcontext()
-        with waiting:
-            messages = Searcher(self.catalog).around(path, index, before, after)
-        return {
-            "sessionPath": path,
+        found = self.service.around(index, path=path, before=before, after=after)
+        progress = self.service.progress()
+        result = {
+            "sessionPath": found.session_path,
             "messageIndex": index,
-            "messages": messages,
-            "progress": catalog_progress(self.catalog, root_ids_for(self.catalog, self.roots)),
+            "messages": to_builtins(found.messages),
+            "progress": progress,
         }
+        return render(result, progress)
 
 
 def build_server(tool: HistoryTool) -> Any:
@@ -269,19 +259,11 @@ def serve_stdio(
 ) -> None:
     """Serve until the client closes stdin. ``scoped`` limits searches to ``roots``.
 
-    With ``index``, the process-local scheduler keeps the catalog current from its own
-    connection (a first scan, then periodic rescans), so calls never wait for a scan.
+    With ``index``, the process-local scheduler keeps the catalog current (a first
+    scan, then periodic rescans), so calls never wait for a scan.
     """
-    with open_catalog(cache_dir) as catalog:
-        scheduler = writer = None
+    background = Background(rescan_seconds=RESCAN_SECONDS, listen_for_hints=False)
+    with HistoryService.open(cache_dir, roots, scoped=scoped, background=background) as service:
         if index:
-            # An in-memory catalog cannot be opened twice: then reads and writes share it.
-            writer = catalog if catalog.mode == "memory" else open_catalog(cache_dir)
-            scheduler = Scheduler(writer, roots, rescan_seconds=RESCAN_SECONDS).start()
-        try:
-            anyio.run(_serve, HistoryTool(catalog, roots if scoped else None, scheduler))
-        finally:
-            if scheduler is not None:
-                scheduler.stop()
-            if writer is not None and writer is not catalog:
-                writer.close()
+            service.start()
+        anyio.run(_serve, HistoryTool(service))

@@ -3,20 +3,248 @@
 Each result is a ``msgspec.Struct`` whose fields are snake_case in Python and
 camelCase on the wire (SPEC L4: all JSON convodex emits uses camelCase keys). CLI
 ``--json``, HTTP and MCP all encode through :func:`encode`, so a field is named once.
+Fields that are present only when asked for default to ``UNSET`` and are left out.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
+from msgspec import UNSET, UnsetType
+
+__all__ = [
+    "UNSET",
+    "AroundResult",
+    "CatalogReport",
+    "ContextMessage",
+    "Event",
+    "Hit",
+    "IndexReport",
+    "IndexStats",
+    "Model",
+    "Progress",
+    "QuarantinedFile",
+    "ReindexReport",
+    "SearchPage",
+    "ProgressState",
+    "ServerHit",
+    "SessionMessage",
+    "SessionView",
+    "Tree",
+    "TreeRow",
+    "UnsetType",
+    "encode",
+    "to_builtins",
+]
+
+ProgressState = Literal["empty", "indexing", "complete", "degraded"]
 
 
 class Model(msgspec.Struct, rename="camel", kw_only=True):
     """Base of every result model: camelCase JSON, keyword construction."""
 
 
-class ServerHit(Model, frozen=True):
+# -- local history (L) ------------------------------------------------------------
+
+
+class Progress(Model):
+    """How far indexing has come (L7): ``state`` and counts of sources."""
+
+    state: ProgressState
+    indexed: int
+    total: int
+    pending: int
+    failed: int
+    revision: int
+
+
+class ContextMessage(Model):
+    """One message around a hit, read from its source (L4 ``around``)."""
+
+    message_index: int
+    role: str
+    text: str
+    hit: bool
+
+
+class Hit(Model):
+    """One search hit (L4): where it is, what matched, and the session's facts."""
+
+    session_id: str
+    session_path: str
+    source_format: str
+    message_index: int
+    part_index: int
+    kind: str
+    role: str
+    tool_name: str | None
+    snippet: str
+    score: float
+    session_title: str | None
+    workspace_root: str | None
+    last_activity_at: int | None
+    open: bool = False
+    running: bool = False
+    current: bool = False
+    around: list[ContextMessage] | UnsetType = UNSET
+
+
+class SearchPage(Model):
+    """One page of hits with the cursor for the next and the index's progress."""
+
+    hits: list[Hit]
+    next_cursor: str | None
+    revision: int
+    stale_cursor: bool
+    progress: Progress
+
+
+class AroundResult(Model):
+    """The messages around one message of a session."""
+
+    session_id: str
+    session_path: str
+    messages: list[ContextMessage]
+
+
+class SessionMessage(Model):
+    message_index: int
+    role: str
+    text: str
+
+
+class SessionView(Model):
+    """A whole session as its reader replays it (the effective branch)."""
+
+    session_id: str
+    session_path: str
+    title: str | None
+    workspace_root: str | None
+    messages: list[SessionMessage]
+
+
+class TreeRow(Model):
+    """One session in the tree (L10); summary fields are null until known."""
+
+    session_id: str
+    session_path: str
+    source_format: str
+    title: str | None
+    workspace_root: str | None
+    message_count: int | None
+    first_activity_at: int | None
+    last_activity_at: int | None
+    subagent: bool
+    parent_id: str | None
+    health: str
+    open: bool
+    running: bool
+    current: bool
+
+
+class Tree(Model):
+    """The session tree with the listing's own progress (L10)."""
+
+    rows: list[TreeRow]
+    listing_state: Literal["scanning", "partial", "complete"]
+    listing_revision: int
+    counts_complete: bool
+    pending_metadata: int
+    failed_metadata: int
+
+
+class Event(Model):
+    """A progress notification from the scheduler: counts only, never content."""
+
+    revision: int
+    indexed: int
+    total: int
+    pending: int
+    failed: int
+    reason: str
+
+
+class IndexStats(Model):
+    """What indexing did; counts only, never content (safe to print)."""
+
+    roots: int = 0
+    sources: int = 0
+    indexed: int = 0
+    appended: int = 0
+    rebuilt: int = 0
+    failed: int = 0
+    missing: int = 0
+    removed: int = 0
+    messages: int = 0
+    documents: int = 0
+    line_errors: int = 0
+    bytes_read: int = 0
+    seconds: float = 0.0
+    errors: dict[str, int] = msgspec.field(default_factory=dict)
+
+    def add(self, other: IndexStats) -> None:
+        for name in self.__struct_fields__:
+            if name == "errors":
+                for error_class, count in other.errors.items():
+                    self.errors[error_class] = self.errors.get(error_class, 0) + count
+            else:
+                setattr(self, name, getattr(self, name) + getattr(other, name))
+
+    def count_failure(self, error_class: str) -> None:
+        self.failed += 1
+        self.errors[error_class] = self.errors.get(error_class, 0) + 1
+
+
+class IndexReport(Model):
+    """``convodex index --json``."""
+
+    stats: IndexStats
+    progress: Progress
+    roots: list[str]
+
+
+class QuarantinedFile(Model):
+    path: str
+    size_bytes: int
+    quarantined_at: int | None
+
+
+class CatalogReport(Model):
+    """``convodex doctor catalogs``: one catalog's state; names and counts only (L11)."""
+
+    name: str
+    path: str
+    exists: bool
+    mode: str
+    schema: int | None
+    supported_schema: int
+    integrity: str | None
+    size_bytes: int
+    sources: dict[str, int]
+    pending: int
+    line_errors: int
+    error_classes: dict[str, int]
+    revision: int | None
+    quarantined: list[QuarantinedFile]
+    note: str | None
+
+
+class ReindexReport(Model):
+    """``convodex catalogs reindex history``."""
+
+    name: str
+    path: str
+    replaced: bool
+    roots: list[str]
+    stats: IndexStats
+    progress: Progress
+
+
+# -- conversation server (S) --------------------------------------------------------
+
+
+class ServerHit(Model):
     """One conversation-server hit (SPEC S3), newest first."""
 
     session_id: str
@@ -26,6 +254,9 @@ class ServerHit(Model, frozen=True):
     snippet: str
     ts: str
     owner_id: str
+
+
+# -- encoding -------------------------------------------------------------------------
 
 
 _encoder = msgspec.json.Encoder()

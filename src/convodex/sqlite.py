@@ -1,4 +1,4 @@
-"""The SQLite driver both systems use.
+"""The SQLite driver both systems use, and their one transaction helper.
 
 The catalog needs FTS5 ``contentless_delete`` (SQLite ≥ 3.43) so a rewritten
 source's rows can be deleted without keeping its text; many Pythons ship an
@@ -7,6 +7,9 @@ older SQLite, so the bundled pysqlite3 build is preferred when installed.
 
 from __future__ import annotations
 
+import contextlib
+import time
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -17,6 +20,45 @@ else:
     except ImportError:  # pragma: no cover - depends on the platform's wheels
         import sqlite3
 
-__all__ = ["sqlite3", "SQLITE_VERSION"]
+__all__ = ["sqlite3", "SQLITE_VERSION", "is_busy", "transaction"]
 
 SQLITE_VERSION: tuple[int, ...] = tuple(int(p) for p in sqlite3.sqlite_version.split("."))
+
+
+def is_busy(exc: BaseException) -> bool:
+    """ "Database is locked" is contention, never corruption."""
+    code = str(getattr(exc, "sqlite_errorname", "") or "")
+    text = str(exc).lower()
+    return code.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or (
+        "database is locked" in text or "database table is locked" in text
+    )
+
+
+@contextlib.contextmanager
+def transaction(
+    db: sqlite3.Connection, begin: str = "BEGIN IMMEDIATE", wait_seconds: float = 0.0
+) -> Iterator[sqlite3.Connection]:
+    """One explicit transaction on an autocommit connection; rolls back on any error.
+
+    ``begin`` is ``BEGIN IMMEDIATE`` for writers (the write lock is taken up front, so
+    a busy database fails here, before any work) or ``BEGIN`` for a read snapshot.
+    Another connection's write is waited out for up to ``wait_seconds`` (beyond the
+    driver's own busy timeout), then the busy error is raised.
+    """
+    deadline = time.monotonic() + wait_seconds
+    pause = 0.01
+    while True:
+        try:
+            db.execute(begin)
+            break
+        except sqlite3.OperationalError as exc:
+            if not is_busy(exc) or time.monotonic() > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.2)
+    try:
+        yield db
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")

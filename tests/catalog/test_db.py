@@ -5,10 +5,12 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
+import pytest
+
 from convodex.catalog.db import SCHEMA_VERSION, open_catalog
 from convodex.catalog.migrations import MIGRATIONS
 from convodex.config import catalog_path
-from helpers import as_json, write_session
+from helpers import CliRun, as_json, write_session
 
 SECRET = "The quick vermilion aardvark whispered passwords to Zanzibar's lighthouse keeper."
 
@@ -42,13 +44,13 @@ def test_reopening_does_not_reapply_migrations(cache_dir: Path) -> None:
     assert count == len(MIGRATIONS)
 
 
-def test_cache_root_from_environment(monkeypatch, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_cache_root_from_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("CONVODEX_CACHE_HOME", str(tmp_path / "env-cache"))
     assert catalog_path() == tmp_path / "env-cache" / "history-search" / "v1.sqlite"
     assert catalog_path(tmp_path / "flag") == tmp_path / "flag" / "history-search" / "v1.sqlite"
 
 
-def test_catalog_never_contains_message_text(root: Path, cache_dir: Path, cli) -> None:  # type: ignore[no-untyped-def]
+def test_catalog_never_contains_message_text(root: Path, cache_dir: Path, cli: CliRun) -> None:
     write_session(
         root,
         "s1",

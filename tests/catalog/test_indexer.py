@@ -6,11 +6,12 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from convodex.catalog.batches import signature
 from convodex.catalog.db import Catalog
 from convodex.catalog.indexer import Indexer
-from convodex.catalog.search import Searcher
-from helpers import append_lines, as_json, write_session
+from helpers import CliRun, append_lines, as_json, search, write_session
 
 
 def convo(word: str, n: int = 3) -> list[dict[str, object]]:
@@ -40,7 +41,7 @@ def checkpoint(catalog: Catalog, path: Path) -> dict[str, object]:
 
 
 def hits(catalog: Catalog, query: str) -> list[tuple[str, int]]:
-    result = Searcher(catalog).search(query, limit=200)
+    result = search(catalog, query, limit=200)
     return [(Path(h["sessionPath"]).name, h["messageIndex"]) for h in result["hits"]]
 
 
@@ -149,7 +150,9 @@ def test_a_source_vanishing_mid_run_never_hides_healthy_ones(root: Path, catalog
     assert {name for name, _ in hits(catalog, "alpha")} == {"good.jsonl"}
 
 
-def test_budget_failure_is_recorded_and_isolated(root: Path, catalog: Catalog, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_budget_failure_is_recorded_and_isolated(
+    root: Path, catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
     write_session(root, "small", convo("alpha"))
     write_session(root, "huge", [{"role": "user", "content": "alpha " + "x" * 5000}])
     monkeypatch.setenv("CONVODEX_REPLAY_MAX_RECORD_BYTES", "4096")
@@ -162,7 +165,7 @@ def test_budget_failure_is_recorded_and_isolated(root: Path, catalog: Catalog, m
     assert {name for name, _ in hits(catalog, "alpha")} == {"small.jsonl"}
 
 
-def test_cli_index_summary(root: Path, cli) -> None:  # type: ignore[no-untyped-def]
+def test_cli_index_summary(root: Path, cli: CliRun) -> None:
     write_session(root, "s1", convo("alpha"))
     write_session(root, "s2", convo("beta"), subdir="nested/deeper")
     out = as_json(cli("index", "--root", str(root), "--json"))
@@ -180,8 +183,8 @@ def test_cli_index_summary(root: Path, cli) -> None:  # type: ignore[no-untyped-
 
 
 def test_a_dead_indexing_helper_never_stalls_a_run(
-    root: Path, catalog: Catalog, monkeypatch
-) -> None:  # type: ignore[no-untyped-def]
+    root: Path, catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Bulk runs read in a helper process; if it dies, this process reads instead."""
     import helpers
     from convodex.catalog import indexer as indexer_module

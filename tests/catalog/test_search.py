@@ -15,7 +15,7 @@ from convodex.catalog.indexer import Indexer
 from convodex.catalog.search import Searcher
 from convodex.errors import QueryError
 from convodex.text.tokens import parse_query
-from helpers import as_json, write_session
+from helpers import CliRun, as_json, search, write_session
 
 HIT_FIELDS = {
     "sessionId",
@@ -49,10 +49,6 @@ TOOL_SESSION = [
     {"role": "tool", "tool_call_id": "c1", "name": "bash", "content": "kraken pods: 3 running"},
     {"role": "tool", "tool_call_id": "c1", "name": "bash", "content": "error: kraken crashed"},
 ]
-
-
-def search(catalog: Catalog, query: str, **kw: object) -> dict:  # type: ignore[type-arg]
-    return Searcher(catalog).search(query, **kw)  # type: ignore[arg-type]
 
 
 def test_hit_carries_every_field(root: Path, catalog: Catalog) -> None:
@@ -135,7 +131,10 @@ def test_every_query_word_is_required_and_cjk_single_characters_match(
         ],
     )
     Indexer(catalog).run([root])
-    idx = lambda q: sorted(h["messageIndex"] for h in search(catalog, q)["hits"])  # noqa: E731
+
+    def idx(query: str) -> list[int]:
+        return sorted(h["messageIndex"] for h in search(catalog, query)["hits"])
+
     assert idx("迁移") == [0, 1]
     assert idx("移") == [0, 1]
     assert idx("失") == [0]
@@ -167,7 +166,7 @@ def test_snippet_and_around_come_from_the_source(root: Path, catalog: Catalog) -
     ]
     assert hit["around"][0]["text"] == "context 3"
     around = Searcher(catalog).around(hit["sessionPath"], 0, before=3, after=1)
-    assert [c["messageIndex"] for c in around] == [0, 1]
+    assert [c.message_index for c in around] == [0, 1]
     with pytest.raises(QueryError):
         search(catalog, "needle", around=11)
 
@@ -262,7 +261,7 @@ def test_root_filter(tmp_path: Path, catalog: Catalog) -> None:
     assert [h["sessionId"] for h in only] == ["b"]
 
 
-def test_cli_search_json(root: Path, cli) -> None:  # type: ignore[no-untyped-def]
+def test_cli_search_json(root: Path, cli: CliRun) -> None:
     write_session(root, "s", TOOL_SESSION)
     empty = as_json(cli("search", "kraken", "--json"))
     assert empty["hits"] == [] and empty["progress"]["state"] == "empty"

@@ -16,11 +16,10 @@ import pytest
 import convodex
 from convodex.catalog.db import Catalog
 from convodex.catalog.indexer import Indexer
-from convodex.catalog.search import Searcher
 from convodex.errors import SessionReplayLimitError
 from convodex.sources.base import Budget, ReadResult
 from convodex.sources.session_log import FORMAT
-from helpers import append_lines, tree_hashes, write_session
+from helpers import CliRun, append_lines, search, tree_hashes, write_session
 
 BIG = 1 << 30
 
@@ -43,7 +42,7 @@ def health(catalog: Catalog) -> dict[str, tuple[str, str | None]]:
 
 
 def hit_names(catalog: Catalog, query: str) -> set[str]:
-    result = Searcher(catalog).search(query, limit=200)
+    result = search(catalog, query, limit=200)
     return {Path(h["sessionPath"]).name for h in result["hits"]}
 
 
@@ -175,7 +174,9 @@ def test_dag_metadata_meter_is_exact(tmp_path: Path) -> None:
     assert meter.used == 100
 
 
-def test_env_budget_applies_to_the_cli(root: Path, cli, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_env_budget_applies_to_the_cli(
+    root: Path, cli: CliRun, monkeypatch: pytest.MonkeyPatch
+) -> None:
     write_session(root, "small", [{"role": "user", "content": "alpha"}])
     (root / "huge.jsonl").write_bytes(exact_line(3000))
     monkeypatch.setenv("CONVODEX_REPLAY_MAX_RECORD_BYTES", "2999")
@@ -244,7 +245,7 @@ def test_invalid_utf8_deep_nesting_and_binary_never_hide_healthy_sources(
     assert line_errors[str(root / "mixed.jsonl")] == 4
     assert line_errors[str(root / "binary.jsonl")] > 0
     assert hit_names(catalog, "alpha") == {"mixed.jsonl", "healthy.jsonl"}
-    result = Searcher(catalog).search("alpha after", limit=5)
+    result = search(catalog, "alpha after", limit=5)
     assert [h["messageIndex"] for h in result["hits"]] == [1]  # bad lines are not displayed
 
 
@@ -269,7 +270,7 @@ def test_a_changed_source_is_stale_until_reindexed(root: Path, catalog: Catalog)
     path = write_session(root, "s1", [{"role": "user", "content": "alpha"}])
     Indexer(catalog).run([root])
     path.write_bytes(line("user", "omega"))  # rewritten behind the indexer's back
-    assert Searcher(catalog).search("alpha")["hits"] == []  # dropped at hydration...
+    assert search(catalog, "alpha")["hits"] == []  # dropped at hydration...
     assert health(catalog)["s1.jsonl"] == ("stale", None)  # ...and queued
     Indexer(catalog).run([root])
     assert health(catalog)["s1.jsonl"] == ("ok", None)

@@ -17,10 +17,9 @@ from pathlib import Path
 import pytest
 
 from convodex.catalog.db import open_catalog
-from convodex.catalog.search import Searcher
 from convodex.config import catalog_path
 from convodex.sqlite import sqlite3
-from helpers import tree_hashes
+from helpers import search, tree_hashes
 
 MAKE_CORPUS = Path("/work/shared/bench/make_corpus.py")
 KILLS = 22
@@ -62,11 +61,10 @@ def integrity(cache: Path) -> str:
 def snapshot(cache: Path) -> dict[str, object]:
     """Everything a search can see: hits of several queries, rowids, spans, checkpoints."""
     with open_catalog(cache) as catalog:
-        searcher = Searcher(catalog)
         out: dict[str, object] = {}
         for query in QUERIES:
             for kinds in ([], ["tool_output"]):
-                hits = searcher.search(query, kinds=kinds, limit=200)["hits"]
+                hits = search(catalog, query, kinds=kinds, limit=200)["hits"]
                 out[f"{query}:{kinds}"] = [
                     (h["sessionPath"], h["messageIndex"], h["partIndex"], h["kind"]) for h in hits
                 ]

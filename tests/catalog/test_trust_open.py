@@ -24,11 +24,11 @@ from convodex.catalog.db import (
     unusable_reason,
 )
 from convodex.catalog.indexer import Indexer
-from convodex.catalog.search import Searcher, progress
+from convodex.catalog.search import progress
 from convodex.config import catalog_path
 from convodex.errors import CatalogError
 from convodex.sqlite import sqlite3
-from helpers import write_session
+from helpers import CliRun, search, write_session
 
 MOUNTINFO = """\
 22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw
@@ -52,7 +52,7 @@ def indexed_catalog(root: Path, cache_dir: Path) -> Path:
 
 def hit_count(cache_dir: Path, query: str = "alpha") -> int:
     with open_catalog(cache_dir) as catalog:
-        return len(Searcher(catalog).search(query)["hits"])
+        return len(search(catalog, query)["hits"])
 
 
 # -- remote and unusable cache directories ---------------------------------------------
@@ -79,13 +79,13 @@ def test_remote_cache_dir_falls_back_to_memory(tmp_path: Path, root: Path) -> No
         assert "remote filesystem (nfs)" in (catalog.note or "")
         write_session(root, "s1", [{"role": "user", "content": "alpha"}])
         Indexer(catalog).run([root])
-        assert len(Searcher(catalog).search("alpha")["hits"]) == 1
+        assert len(search(catalog, "alpha")["hits"]) == 1
     assert not cache.exists()  # nothing was written on the remote filesystem
 
 
 def test_cache_dir_that_is_a_file_falls_back_to_memory(
-    tmp_path: Path, root: Path, cli, monkeypatch: pytest.MonkeyPatch
-) -> None:  # type: ignore[no-untyped-def]
+    tmp_path: Path, root: Path, cli: CliRun, monkeypatch: pytest.MonkeyPatch
+) -> None:
     blocker = tmp_path / "cache-is-a-file"
     blocker.write_text("not a directory")
     assert unusable_reason(blocker / "history-search") is not None
@@ -112,7 +112,7 @@ def test_read_only_cache_dir_falls_back_to_memory(
             return False
         return real_access(path, mode)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(catalog_db.os, "access", access)
+    monkeypatch.setattr(os, "access", access)
     with open_catalog(cache) as catalog:
         assert catalog.mode == "memory"
         assert catalog.note == "the cache directory is not writable"
@@ -214,16 +214,16 @@ def make_future(path: Path) -> None:
 
 
 def test_future_schema_is_served_read_only_and_left_untouched(
-    root: Path, cache_dir: Path, cli
-) -> None:  # type: ignore[no-untyped-def]
+    root: Path, cache_dir: Path, cli: CliRun
+) -> None:
     path = indexed_catalog(root, cache_dir)
     make_future(path)
     before = digest(path)
     files_before = sorted(p.name for p in path.parent.iterdir())
     with open_catalog(cache_dir) as catalog:
         assert catalog.mode == "degraded" and not catalog.writable
-        assert progress(catalog)["state"] == "degraded"
-        result = Searcher(catalog).search("alpha")
+        assert progress(catalog).state == "degraded"
+        result = search(catalog, "alpha")
         assert len(result["hits"]) == 1 and result["progress"]["state"] == "degraded"
         with pytest.raises(CatalogError, match="read-only"):
             Indexer(catalog).run([root])

@@ -15,15 +15,13 @@ from typing import Any
 
 import pytest
 
-from convodex.catalog import maintenance
 from convodex.catalog.db import SCHEMA_VERSION, open_catalog
 from convodex.catalog.indexer import Indexer
 from convodex.catalog.maintenance import doctor_catalogs, reindex_history
-from convodex.catalog.search import Searcher
 from convodex.config import catalog_path
 from convodex.errors import CatalogError
 from convodex.sqlite import sqlite3
-from helpers import as_json, tree_hashes, write_session
+from helpers import CliRun, as_json, search, tree_hashes, write_session
 
 
 def digest(path: Path) -> str:
@@ -32,14 +30,14 @@ def digest(path: Path) -> str:
 
 def hits(cache_dir: Path, query: str) -> list[tuple[str, int, int, str]]:
     with open_catalog(cache_dir) as catalog:
-        result = Searcher(catalog).search(query, limit=200)
+        result = search(catalog, query, limit=200)
     return [
         (Path(h["sessionPath"]).name, h["messageIndex"], h["partIndex"], h["kind"])
         for h in result["hits"]
     ]
 
 
-def doctor_json(cli) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+def doctor_json(cli: CliRun) -> dict[str, Any]:
     out = as_json(cli("doctor", "catalogs", "--json"))
     (report,) = out["catalogs"]
     assert report["name"] == "history"
@@ -49,7 +47,7 @@ def doctor_json(cli) -> dict[str, Any]:  # type: ignore[no-untyped-def]
 # -- doctor ----------------------------------------------------------------------------
 
 
-def test_doctor_never_creates_a_missing_catalog(cache_dir: Path, cli) -> None:  # type: ignore[no-untyped-def]
+def test_doctor_never_creates_a_missing_catalog(cache_dir: Path, cli: CliRun) -> None:
     report = doctor_json(cli)
     assert report["exists"] is False and report["integrity"] == "missing"
     assert report["mode"] == "disk" and report["sizeBytes"] == 0
@@ -59,7 +57,9 @@ def test_doctor_never_creates_a_missing_catalog(cache_dir: Path, cli) -> None:  
     assert not cache_dir.exists()
 
 
-def test_doctor_reports_health_errors_and_quarantine(root: Path, cache_dir: Path, cli) -> None:  # type: ignore[no-untyped-def]
+def test_doctor_reports_health_errors_and_quarantine(
+    root: Path, cache_dir: Path, cli: CliRun
+) -> None:
     path = catalog_path(cache_dir)
     path.parent.mkdir(parents=True)
     path.write_bytes(os.urandom(8192))  # quarantined by the next open
@@ -92,7 +92,9 @@ def test_doctor_reports_health_errors_and_quarantine(root: Path, cache_dir: Path
     assert digest(path) == before  # read-only
 
 
-def test_doctor_reports_damage_without_repairing_it(root: Path, cache_dir: Path, cli) -> None:  # type: ignore[no-untyped-def]
+def test_doctor_reports_damage_without_repairing_it(
+    root: Path, cache_dir: Path, cli: CliRun
+) -> None:
     for n in range(20):
         write_session(root, f"s{n}", [{"role": "user", "content": f"alpha w{n} " * 40}])
     path = catalog_path(cache_dir)
@@ -108,7 +110,9 @@ def test_doctor_reports_damage_without_repairing_it(root: Path, cache_dir: Path,
     assert digest(path) == before
 
 
-def test_doctor_modes_degraded_and_memory(root: Path, cache_dir: Path, tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+def test_doctor_modes_degraded_and_memory(
+    root: Path, cache_dir: Path, tmp_path: Path, cli: CliRun
+) -> None:
     write_session(root, "s1", [{"role": "user", "content": "alpha"}])
     with open_catalog(cache_dir) as catalog:
         Indexer(catalog).run([root])
@@ -120,7 +124,7 @@ def test_doctor_modes_degraded_and_memory(root: Path, cache_dir: Path, tmp_path:
     assert report["integrity"] == "ok" and report["sources"]["ok"] == 1
     remote = f"1 0 0:40 / {tmp_path} rw - cifs //nas/x rw\n"
     (memory,) = doctor_catalogs(tmp_path / "elsewhere", mountinfo=remote)
-    assert memory["mode"] == "memory" and "cifs" in memory["note"]
+    assert memory.mode == "memory" and memory.note is not None and "cifs" in memory.note
     assert not (tmp_path / "elsewhere").exists()
 
 
@@ -144,7 +148,7 @@ def corpus(root: Path) -> None:
         )
 
 
-def test_reindex_builds_beside_and_swaps_in(root: Path, cache_dir: Path, cli) -> None:  # type: ignore[no-untyped-def]
+def test_reindex_builds_beside_and_swaps_in(root: Path, cache_dir: Path, cli: CliRun) -> None:
     corpus(root)
     as_json(cli("index", "--root", str(root), "--json"))
     path = catalog_path(cache_dir)
@@ -168,8 +172,8 @@ def test_reindex_builds_beside_and_swaps_in(root: Path, cache_dir: Path, cli) ->
 
 
 def test_reindex_without_dirs_uses_default_and_known_roots(
-    root: Path, cache_dir: Path, cli
-) -> None:  # type: ignore[no-untyped-def]
+    root: Path, cache_dir: Path, cli: CliRun
+) -> None:
     corpus(root)
     as_json(cli("index", "--root", str(root), "--json"))
     out = as_json(cli("catalogs", "reindex", "history", "--json"))
@@ -196,8 +200,8 @@ def test_reindex_ignores_a_stale_wal_of_the_old_catalog(root: Path, cache_dir: P
 
 
 def test_failed_reindex_keeps_the_old_catalog(
-    root: Path, cache_dir: Path, cli, monkeypatch: pytest.MonkeyPatch
-) -> None:  # type: ignore[no-untyped-def]
+    root: Path, cache_dir: Path, cli: CliRun, monkeypatch: pytest.MonkeyPatch
+) -> None:
     corpus(root)
     as_json(cli("index", "--root", str(root), "--json"))
     path = catalog_path(cache_dir)
@@ -208,7 +212,7 @@ def test_failed_reindex_keeps_the_old_catalog(
         real_run(self, roots, progress)  # the new file is fully written...
         raise OSError(28, "No space left on device")  # ...and then the disk fills
 
-    monkeypatch.setattr(maintenance.Indexer, "run", failing_run)
+    monkeypatch.setattr(Indexer, "run", failing_run)
     out = cli("catalogs", "reindex", "history", "--dir", str(root), "--json")
     assert out.exit_code == 1
     assert "the old catalog was kept" in out.stderr and "OSError" in out.stderr
@@ -217,7 +221,7 @@ def test_failed_reindex_keeps_the_old_catalog(
     assert len(hits(cache_dir, "alpha")) == 6
 
 
-def test_reindex_usage_and_refusals(root: Path, tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+def test_reindex_usage_and_refusals(root: Path, tmp_path: Path, cli: CliRun) -> None:
     out = cli("catalogs", "reindex", "history", "--dir", str(tmp_path / "nope"))
     assert out.exit_code == 2
     out = cli("catalogs", "reindex", "history", "--bogus")
@@ -231,8 +235,8 @@ def test_reindex_usage_and_refusals(root: Path, tmp_path: Path, cli) -> None:  #
 
 
 def test_no_diagnostic_prints_content(
-    root: Path, cache_dir: Path, cli, monkeypatch: pytest.MonkeyPatch
-) -> None:  # type: ignore[no-untyped-def]
+    root: Path, cache_dir: Path, cli: CliRun, monkeypatch: pytest.MonkeyPatch
+) -> None:
     markers = [f"zq{secrets.token_hex(6)}" for _ in range(12)]
     m = iter(markers)
     write_session(
@@ -295,8 +299,8 @@ def test_no_diagnostic_prints_content(
 
 
 def test_reindex_replaces_a_catalog_that_is_not_a_database(
-    root: Path, cache_dir: Path, cli
-) -> None:  # type: ignore[no-untyped-def]
+    root: Path, cache_dir: Path, cli: CliRun
+) -> None:
     corpus(root)
     path = catalog_path(cache_dir)
     path.parent.mkdir(parents=True)

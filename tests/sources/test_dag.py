@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+import convodex.sources.dag as dag
 from convodex.errors import SessionReplayLimitError, SourceError
-from convodex.sources import dag
 from convodex.sources.base import Budget, ReadResult
 
 

@@ -17,7 +17,7 @@ import pytest
 from convodex.sources import chat_export, claude_code, codex, gemini
 from convodex.sources.base import Budget, ReadResult, SourceMessage
 from convodex.sources.discover import FORMATS, detect, resolve_root, scan
-from helpers import as_json
+from helpers import CliRun, as_json
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -275,7 +275,7 @@ def fixture_root(tmp_path: Path) -> Path:
     return root
 
 
-def test_end_to_end_effective_branch_only(fixture_root: Path, cli) -> None:  # type: ignore[no-untyped-def]
+def test_end_to_end_effective_branch_only(fixture_root: Path, cli: CliRun) -> None:
     out = as_json(cli("index", "--root", str(fixture_root), "--json"))
     assert out["stats"]["indexed"] >= 40 and out["stats"]["failed"] == 0
 
@@ -296,7 +296,7 @@ def test_end_to_end_effective_branch_only(fixture_root: Path, cli) -> None:  # t
     assert hits("TODO comments", "--include-subagents")
 
 
-def test_sources_command_lists_formats(fixture_root: Path, cli) -> None:  # type: ignore[no-untyped-def]
+def test_sources_command_lists_formats(fixture_root: Path, cli: CliRun) -> None:
     out = as_json(cli("sources", "--root", str(fixture_root), "--json", cache=False))
     (row,) = out["roots"]
     assert row["format"] == "auto" and row["subagents"] >= 3

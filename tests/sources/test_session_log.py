@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from convodex.sources import session_log
-from convodex.sources.base import Budget, ReadResult
+from convodex.sources.base import Budget, ReadResult, SourceMessage
 from convodex.sources.discover import scan
 from convodex.sources.session_log import FORMAT
 from helpers import write_session
@@ -28,7 +28,7 @@ CONVERSATION = [
 ]
 
 
-def read_all(path: Path, start: ReadResult | None = None) -> tuple[list, ReadResult]:
+def read_all(path: Path, start: ReadResult | None = None) -> tuple[list[SourceMessage], ReadResult]:
     result = start or ReadResult(0, 0)
     return list(FORMAT.read(path, result, BUDGET)), result
 

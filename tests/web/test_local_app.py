@@ -9,15 +9,15 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 
 from convodex import config
 from convodex.catalog.db import open_catalog
 from convodex.catalog.scheduler import Scheduler
-from convodex.web.local_app import create_service
 from convodex.writer import SessionWriter
-from helpers import append_lines, write_session
+from helpers import CliRun, append_lines, service, write_session
 from live_server import serving, wait_for
 
 MAKE_CORPUS = Path(__file__).resolve().parents[3] / "shared" / "bench" / "make_corpus.py"
@@ -44,14 +44,15 @@ def big_corpus(tmp_path: Path, mb: float = 12) -> Path:
     return out
 
 
-def progress(client: httpx.Client) -> dict[str, int | str]:
-    return client.get("/status").json()  # type: ignore[no-any-return]
+def progress(client: httpx.Client) -> dict[str, Any]:
+    state: dict[str, Any] = client.get("/status").json()
+    return state
 
 
 def test_search_tree_session_and_around(root: Path, cache_dir: Path) -> None:
     write_session(root, "s1", convo("walrus", 6), {"name": "Walrus talk", "workspace_root": "/w"})
     write_session(root, "s2", convo("otter"))
-    with serving(create_service(cache_dir, [root])) as client:
+    with serving(service(cache_dir, [root])) as client:
         wait_for(lambda: progress(client)["state"] == "complete")
         found = client.get("/search", params={"q": "walrus", "limit": 2}).json()
         assert len(found["hits"]) == 2 and found["nextCursor"]
@@ -77,8 +78,8 @@ def test_search_tree_session_and_around(root: Path, cache_dir: Path) -> None:
 
 
 def test_one_error_shape(root: Path, cache_dir: Path) -> None:
-    with serving(create_service(cache_dir, [root])) as client:
-        for path, params, status in [
+    with serving(service(cache_dir, [root])) as client:
+        cases: list[tuple[str, dict[str, Any], int]] = [
             ("/search", {"q": "!!"}, 400),
             ("/search", {"q": "x", "kind": "bogus"}, 400),
             ("/search", {"q": "x", "limit": "lots"}, 400),
@@ -86,7 +87,8 @@ def test_one_error_shape(root: Path, cache_dir: Path) -> None:
             ("/sessions/nope", {}, 404),
             ("/sessions/nope/around", {"index": 1}, 404),
             ("/no/such/route", {}, 404),
-        ]:
+        ]
+        for path, params, status in cases:
             response = client.get(path, params=params)
             assert response.status_code == status, path
             body = response.json()
@@ -99,7 +101,7 @@ def test_one_error_shape(root: Path, cache_dir: Path) -> None:
 def test_runtime_overlay_comes_from_memory(root: Path, cache_dir: Path) -> None:
     write_session(root, "s1", convo("walrus"))
     write_session(root, "s2", convo("walrus"))
-    with serving(create_service(cache_dir, [root])) as client:
+    with serving(service(cache_dir, [root])) as client:
         wait_for(lambda: progress(client)["state"] == "complete")
         assert client.post(
             "/runtime", json={"open": ["s1", "s2"], "running": ["s2"], "current": "s1"}
@@ -120,8 +122,7 @@ def test_writer_hint_makes_an_append_searchable_within_a_second(
     root: Path, cache_dir: Path
 ) -> None:
     write_session(root, "s1", convo("walrus"))
-    service = create_service(cache_dir, [root], rescan_seconds=3600)
-    with serving(service) as client:
+    with serving(service(cache_dir, [root], rescan_seconds=3600)) as client:
         wait_for(lambda: progress(client)["state"] == "complete")
         # Another process's writer: the hint travels over the local socket.
         writer = SessionWriter(root, channel=config.hint_socket_path(cache_dir))
@@ -142,9 +143,10 @@ def test_writer_hint_makes_an_append_searchable_within_a_second(
 
 def test_file_watcher_catches_external_writers(root: Path, cache_dir: Path) -> None:
     path = write_session(root, "s1", convo("walrus"))
-    with serving(create_service(cache_dir, [root], rescan_seconds=3600), watch=True) as client:
+    watched = service(cache_dir, [root], rescan_seconds=3600)
+    with serving(watched, watch=True) as client:
         wait_for(lambda: progress(client)["state"] == "complete")
-        time.sleep(0.3)  # let the watcher settle
+        assert watched.watching.wait(10), "the file watcher did not start"
         append_lines(path, [{"role": "user", "content": "an externally written narwhal"}])
         wait_for(
             lambda: bool(client.get("/search", params={"q": "narwhal"}).json()["hits"]), timeout=5
@@ -153,7 +155,7 @@ def test_file_watcher_catches_external_writers(root: Path, cache_dir: Path) -> N
 
 def test_progressive_tree_answers_at_once_while_indexing(tmp_path: Path, cache_dir: Path) -> None:
     corpus = big_corpus(tmp_path)
-    with serving(create_service(cache_dir, [corpus])) as client:
+    with serving(service(cache_dir, [corpus])) as client:
         wait_for(lambda: progress(client)["total"] > 0)
         timings, states = [], []
         for _ in range(5):
@@ -178,7 +180,7 @@ def test_progressive_tree_answers_at_once_while_indexing(tmp_path: Path, cache_d
 def test_interactive_read_preempts_a_rebuild(tmp_path: Path, cache_dir: Path) -> None:
     corpus = big_corpus(tmp_path)
     first = sorted(corpus.rglob("*.jsonl"))[0]
-    with serving(create_service(cache_dir, [corpus])) as client:
+    with serving(service(cache_dir, [corpus])) as client:
         wait_for(lambda: progress(client)["indexed"] > 0)
         src = client.get("/tree", params={"progressive": 1}).json()["rows"][0]
         response = client.get(
@@ -192,7 +194,7 @@ def test_interactive_read_preempts_a_rebuild(tmp_path: Path, cache_dir: Path) ->
 
 def test_events_stream_progress(root: Path, cache_dir: Path) -> None:
     write_session(root, "s1", convo("walrus"))
-    with serving(create_service(cache_dir, [root])) as client:
+    with serving(service(cache_dir, [root])) as client:
         with client.stream("GET", "/events") as stream:
             for line in stream.iter_lines():
                 if line.startswith("data: "):
@@ -281,6 +283,6 @@ def test_two_processes_share_one_catalog(tmp_path: Path, cache_dir: Path) -> Non
     assert sorted(map(key, shared["hits"])) == sorted(map(key, fresh["hits"]))
 
 
-def test_serve_refuses_a_non_loopback_bind(cli) -> None:  # type: ignore[no-untyped-def]
+def test_serve_refuses_a_non_loopback_bind(cli: CliRun) -> None:
     result = cli("serve", "--host", "0.0.0.0", "--port", "1")
     assert result.exit_code == 2 and "refusing to bind" in result.output

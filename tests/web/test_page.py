@@ -16,10 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 import uvicorn
 from playwright.sync_api import Page, Route, expect, sync_playwright
 
-from convodex.web.local_app import create_app, create_service
+from convodex.web.local_app import create_app
+from helpers import service as make_service
 from helpers import write_session
 
 CHROMIUM = "/usr/bin/chromium"
@@ -95,7 +97,7 @@ def free_port() -> int:
 @contextmanager
 def serving(root: Path, cache_dir: Path, token: str | None = None) -> Iterator[str]:
     """The real local app under uvicorn in a thread; yields its base URL once indexed."""
-    service = create_service(cache_dir, [root], listen_for_hints=False)
+    service = make_service(cache_dir, [root], listen_for_hints=False)
     port = free_port()
     server = uvicorn.Server(
         uvicorn.Config(
@@ -128,6 +130,11 @@ def serving(root: Path, cache_dir: Path, token: str | None = None) -> Iterator[s
 
 @contextmanager
 def browser_page() -> Iterator[Page]:
+    if not Path(CHROMIUM).exists():
+        pytest.fail(
+            f"Chromium is not installed at {CHROMIUM}: run `sudo apt-get install chromium` "
+            "(or `make test` as root, which installs it)"
+        )
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:

@@ -9,60 +9,24 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
-from multiprocessing.connection import Connection
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, NamedTuple
 
+from convodex.catalog.rowids import MESSAGE_LIMIT, PART_LIMIT, TAIL_MARK, doc_rowid
 from convodex.errors import SourceError
+from convodex.models import IndexStats
 from convodex.sources.base import Budget, ReadResult, SourceMessage, append_only
 from convodex.sources.discover import FORMATS, FileStat
-from convodex.text.documents import KINDS, Kind
 from convodex.text.tokens import cjk_run_tails, tokenize
 
-# rowid = source_id << 32 | subagent << 31 | message_index << 8 | part_index << 3 | kind.
-# Small steps between neighbouring messages keep FTS5's delta-encoded rowids short; the
-# sub-agent bit marks sub-agent work inside a parent's file, so search can leave it out.
-SOURCE_SHIFT = 32
-SUBAGENT_BIT = 1 << 31
-MESSAGE_SHIFT = 8
-PART_SHIFT = 3
-PART_LIMIT = 1 << (MESSAGE_SHIFT - PART_SHIFT)
-MESSAGE_LIMIT = 1 << (SOURCE_SHIFT - 1 - MESSAGE_SHIFT)
-KIND_BITS: dict[Kind, int] = {kind: i for i, kind in enumerate(KINDS)}
-KIND_OF_BITS: dict[int, Kind] = dict(enumerate(KINDS))
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+
 BATCH_BYTES = 8 * 1024 * 1024
 SIGNATURE_WINDOW = 4096
-# A private-use mark: "the last character of a CJK run" (see text.tokens.cjk_run_tails).
-TAIL_MARK = "\ue000"
 # Errors that fail one source and never the run (L5 isolation).
 SOURCE_FAILURES = (SourceError, OSError, UnicodeError, ValueError, RecursionError, MemoryError)
-
-
-def doc_rowid(
-    source_id: int, message_index: int, part: int, kind: Kind, subagent: bool = False
-) -> int:
-    return (
-        (source_id << SOURCE_SHIFT)
-        | (SUBAGENT_BIT if subagent else 0)
-        | (message_index << MESSAGE_SHIFT)
-        | (part << PART_SHIFT)
-        | KIND_BITS[kind]
-    )
-
-
-def split_rowid(rowid: int) -> tuple[int, int, int, Kind]:
-    """(source id, message index, part index, kind) of a document rowid."""
-    return (
-        rowid >> SOURCE_SHIFT,
-        (rowid >> MESSAGE_SHIFT) & (MESSAGE_LIMIT - 1),
-        (rowid >> PART_SHIFT) & (PART_LIMIT - 1),
-        KIND_OF_BITS[rowid & 7],
-    )
-
-
-def source_rowid_range(source_id: int) -> tuple[int, int]:
-    return source_id << SOURCE_SHIFT, ((source_id + 1) << SOURCE_SHIFT) - 1
 
 
 def projection_text(text: str) -> str:
@@ -103,44 +67,36 @@ def safe_signature(path: str | os.PathLike[str], offset: int) -> bytes | None:
         return None
 
 
-@dataclass
-class IndexStats:
-    """What indexing did; counts only, never content (safe to print)."""
+class Checkpoint(NamedTuple):
+    """A source's stored checkpoint after a batch: what exactly its committed rows cover.
 
-    roots: int = 0
-    sources: int = 0
-    indexed: int = 0
-    appended: int = 0
-    rebuilt: int = 0
-    failed: int = 0
-    missing: int = 0
-    removed: int = 0
-    messages: int = 0
-    documents: int = 0
-    line_errors: int = 0
-    bytes_read: int = 0
-    seconds: float = 0.0
-    errors: dict[str, int] = field(default_factory=dict)
+    Named for the SQL that stores it (``indexer._UPDATE_CHECKPOINT``).
+    """
 
-    def add(self, other: IndexStats) -> None:
-        for key, value in asdict(other).items():
-            if key == "errors":
-                for error_class, count in value.items():
-                    self.errors[error_class] = self.errors.get(error_class, 0) + count
-            else:
-                setattr(self, key, getattr(self, key) + value)
-
-    def count_failure(self, error_class: str) -> None:
-        self.failed += 1
-        self.errors[error_class] = self.errors.get(error_class, 0) + 1
-
-    def as_json(self) -> dict[str, Any]:
-        out = {_JSON_NAMES.get(key, key): value for key, value in asdict(self).items()}
-        out["seconds"] = round(self.seconds, 3)
-        return out
+    byte_offset: int
+    message_count: int
+    size: int
+    mtime_ns: int
+    inode: int
+    signature: bytes
+    pending: int  # 0 once the source is read to its end
+    error_class: str | None
+    wipe: bool  # the batch replaces the source's rows: line errors restart from zero
+    line_errors: int  # unusable records in this batch
+    last_activity_at: int | None
+    mtime_ms: int  # the activity time when no message records one
+    id: int
 
 
-_JSON_NAMES = {"line_errors": "lineErrors", "bytes_read": "bytesRead"}
+class Failure(NamedTuple):
+    """A failed or missing source: no rows, and the file identity it failed at."""
+
+    health: str
+    error_class: str | None
+    size: int | None
+    mtime_ns: int | None
+    inode: int | None
+    id: int
 
 
 @dataclass(slots=True)
@@ -166,8 +122,8 @@ class Batch:
     outputs: list[tuple[int, str]] = field(default_factory=list)
     locations: list[tuple[int, int]] = field(default_factory=list)
     first_index: int = 0
-    checkpoint: tuple[Any, ...] | None = None
-    failure: tuple[Any, ...] | None = None
+    checkpoint: Checkpoint | None = None
+    failure: Failure | None = None
     # The (byte offset, message count) stored when this batch was read.
     expect: tuple[int, int] | None = None
     last_activity: int | None = None
@@ -179,7 +135,7 @@ class Batch:
     ) -> Batch:
         """A failed or missing source keeps no rows: no fallback to an older checkpoint."""
         batch = cls(source_id, wipe=True)
-        batch.failure = (
+        batch.failure = Failure(
             health,
             error_class,
             st.size if st else None,
@@ -223,7 +179,7 @@ class SourceReader:
         for batch in self._batches(src):
             batch.expect = expect
             if batch.checkpoint is not None:
-                expect = (batch.checkpoint[0], batch.checkpoint[1])
+                expect = (batch.checkpoint.byte_offset, batch.checkpoint.message_count)
             yield batch
 
     def _batches(self, src: PendingSource) -> Iterator[Batch]:
@@ -303,21 +259,20 @@ class SourceReader:
         new_errors = len(result.errors) - errors_seen
         end_offset = result.end_offset if before is None else before.offset
         next_index = result.next_index if before is None else before.index
-        batch.checkpoint = (
-            end_offset,
-            next_index,
-            st.size,
-            st.mtime_ns,
-            st.inode,
-            signature(path, end_offset),
-            0 if final else 1,
-            result.errors[-1].error_class if result.errors else None,
-            batch.wipe,
-            new_errors,
-            new_errors,
-            batch.last_activity,
-            st.mtime_ns // 1_000_000,
-            batch.source_id,
+        batch.checkpoint = Checkpoint(
+            byte_offset=end_offset,
+            message_count=next_index,
+            size=st.size,
+            mtime_ns=st.mtime_ns,
+            inode=st.inode,
+            signature=signature(path, end_offset),
+            pending=0 if final else 1,
+            error_class=result.errors[-1].error_class if result.errors else None,
+            wipe=batch.wipe,
+            line_errors=new_errors,
+            last_activity_at=batch.last_activity,
+            mtime_ms=st.mtime_ns // 1_000_000,
+            id=batch.source_id,
         )
         self.stats.messages += len(batch.locations)
         self.stats.documents += len(batch.documents) + len(batch.outputs)

@@ -22,7 +22,7 @@ from typing import Literal
 from convodex import config
 from convodex.catalog.migrations import MIGRATIONS
 from convodex.errors import CatalogError
-from convodex.sqlite import SQLITE_VERSION, sqlite3
+from convodex.sqlite import SQLITE_VERSION, is_busy, sqlite3, transaction
 from convodex.text.tokens import TOKENIZER_VERSION
 
 Mode = Literal["disk", "memory", "degraded"]
@@ -66,30 +66,11 @@ class Catalog:
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction; rolls back on any error."""
+        """One write transaction; rolls back on any error. Another process's write is
+        waited out (it is not corruption), up to ``WRITE_WAIT_SECONDS``."""
         self.require_writable()
-        with self.lock:
-            self._begin()
-            try:
-                yield self.db
-            except BaseException:
-                self.db.execute("ROLLBACK")
-                raise
-            self.db.execute("COMMIT")
-
-    def _begin(self) -> None:
-        """BEGIN IMMEDIATE, waiting out another process's write (it is not corruption)."""
-        deadline = time.monotonic() + WRITE_WAIT_SECONDS
-        pause = 0.01
-        while True:
-            try:
-                self.db.execute("BEGIN IMMEDIATE")
-                return
-            except sqlite3.OperationalError as exc:
-                if not is_busy(exc) or time.monotonic() > deadline:
-                    raise
-            time.sleep(pause)
-            pause = min(pause * 2, 0.2)
+        with self.lock, transaction(self.db, wait_seconds=WRITE_WAIT_SECONDS) as db:
+            yield db
 
     def meta(self, key: str) -> str | None:
         row = self.db.execute("SELECT value FROM catalog_meta WHERE key = ?", (key,)).fetchone()
@@ -146,18 +127,13 @@ def migrate(db: sqlite3.Connection) -> None:
     for number, fn in enumerate(MIGRATIONS, start=1):
         if fn.__name__ in applied:
             continue
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with transaction(db):
             fn(db)
             db.execute(
                 "INSERT INTO _migrations(name, applied_at) VALUES (?, unixepoch('subsec') * 1000)",
                 (fn.__name__,),
             )
             db.execute(f"PRAGMA user_version = {int(number)}")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
     _check_tokenizer(db)
 
 
@@ -166,8 +142,7 @@ def _check_tokenizer(db: sqlite3.Connection) -> None:
     row = db.execute("SELECT value FROM catalog_meta WHERE key = 'tokenizer_version'").fetchone()
     if row is not None and int(row[0]) == TOKENIZER_VERSION:
         return
-    db.execute("BEGIN IMMEDIATE")
-    try:
+    with transaction(db):
         if row is not None:
             db.execute("DELETE FROM documents")
             db.execute("DELETE FROM outputs")
@@ -181,10 +156,6 @@ def _check_tokenizer(db: sqlite3.Connection) -> None:
             "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
             (str(TOKENIZER_VERSION),),
         )
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")
 
 
 # -- the open policy (L8) ------------------------------------------------------------
@@ -305,14 +276,6 @@ def unusable_reason(folder: Path, mountinfo: str | None = None) -> str | None:
 
 def _sqlite_code(exc: BaseException) -> str:
     return str(getattr(exc, "sqlite_errorname", "") or "")
-
-
-def is_busy(exc: BaseException) -> bool:
-    """ "Database is locked" is contention, never corruption."""
-    text = str(exc).lower()
-    return _sqlite_code(exc).startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or (
-        "database is locked" in text or "database table is locked" in text
-    )
 
 
 def is_access_problem(exc: BaseException) -> bool:

@@ -16,16 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from convodex.catalog import spans
-from convodex.catalog.batches import (
-    Batch,
-    IndexStats,
-    PendingSource,
-    SourceReader,
-    read_in_helper,
-    source_rowid_range,
-)
+from convodex.catalog.batches import Batch, PendingSource, SourceReader, read_in_helper
 from convodex.catalog.db import Catalog
-from convodex.hints import HintQueue
+from convodex.catalog.rowids import source_rowid_range
+from convodex.models import IndexStats
 from convodex.sources.base import Budget
 from convodex.sources.discover import FORMATS, format_of, scan
 from convodex.sqlite import sqlite3
@@ -42,16 +36,18 @@ Progress = Callable[[int, int], None]
 _PENDING_COLUMNS = "id, path, format, byte_offset, message_count, inode, signature"
 _INSERT_DOCUMENTS = "INSERT INTO documents(rowid, tokens) VALUES (?, ?)"
 _INSERT_OUTPUTS = "INSERT INTO outputs(rowid, tokens) VALUES (?, ?)"
-_UPDATE_CHECKPOINT = (
-    "UPDATE sources SET byte_offset = ?, message_count = ?, size = ?, mtime_ns = ?, "
-    "inode = ?, signature = ?, pending = ?, health = 'ok', error_class = ?, "
-    "line_errors = CASE WHEN ? THEN ? ELSE line_errors + ? END, "
-    "last_activity_at = COALESCE(?, last_activity_at, ?), "
-    "indexed_at = CAST(unixepoch('subsec') * 1000 AS INTEGER) WHERE id = ?"
+_UPDATE_CHECKPOINT = (  # parameters: a batches.Checkpoint
+    "UPDATE sources SET byte_offset = :byte_offset, message_count = :message_count, "
+    "size = :size, mtime_ns = :mtime_ns, inode = :inode, signature = :signature, "
+    "pending = :pending, health = 'ok', error_class = :error_class, "
+    "line_errors = CASE WHEN :wipe THEN :line_errors ELSE line_errors + :line_errors END, "
+    "last_activity_at = COALESCE(:last_activity_at, last_activity_at, :mtime_ms), "
+    "indexed_at = CAST(unixepoch('subsec') * 1000 AS INTEGER) WHERE id = :id"
 )
-_MARK_FAILED = (
-    "UPDATE sources SET health = ?, error_class = ?, pending = 0, byte_offset = 0, "
-    "message_count = 0, signature = NULL, size = ?, mtime_ns = ?, inode = ? WHERE id = ?"
+_MARK_FAILED = (  # parameters: a batches.Failure
+    "UPDATE sources SET health = :health, error_class = :error_class, pending = 0, "
+    "byte_offset = 0, message_count = 0, signature = NULL, size = :size, "
+    "mtime_ns = :mtime_ns, inode = :inode WHERE id = :id"
 )
 
 
@@ -73,13 +69,13 @@ def apply_batch(db: sqlite3.Connection, batch: Batch) -> bool:
     if batch.wipe:
         delete_source_rows(db, batch.source_id)
     if batch.failure is not None:
-        db.execute(_MARK_FAILED, batch.failure)
+        db.execute(_MARK_FAILED, batch.failure._asdict())
         return True
     db.executemany(_INSERT_DOCUMENTS, batch.documents)
     db.executemany(_INSERT_OUTPUTS, batch.outputs)
     spans.insert(db, batch.source_id, batch.first_index, batch.locations)
     if batch.checkpoint is not None:
-        db.execute(_UPDATE_CHECKPOINT, batch.checkpoint)
+        db.execute(_UPDATE_CHECKPOINT, batch.checkpoint._asdict())
     return True
 
 
@@ -90,12 +86,10 @@ class Indexer:
         self,
         catalog: Catalog,
         budget: Budget | None = None,
-        hints: HintQueue | None = None,
         helper_process: bool = True,
     ) -> None:
         self.catalog = catalog
         self.budget = budget or Budget.from_env()
-        self.hints = hints
         self.helper_process = helper_process
         self.stats = IndexStats()
 
@@ -203,7 +197,7 @@ class Indexer:
         for root_id in root_ids:
             self.complete_scan(root_id)
         self.release_free_pages()
-        self.stats.seconds += time.perf_counter() - started
+        self.stats.seconds = round(self.stats.seconds + time.perf_counter() - started, 3)
         return self.stats
 
     def release_free_pages(self, threshold: float = 0.05) -> None:
@@ -337,22 +331,6 @@ class Indexer:
             for batch in group:
                 apply_batch(db, batch)
             self.catalog.bump_revision(db)
-
-    def index_source(self, src: PendingSource) -> None:
-        """Bring one source up to date; failures are recorded, never raised."""
-        self.index_sources([src])
-
-    def apply_hints(self) -> int:
-        """Index the sources the writer hinted at; returns how many were indexed."""
-        if self.hints is None:
-            return 0
-        sources = []
-        for path in self.hints.drain():
-            src = self.source_by_path(path) or self.register_path(path)
-            if src is not None:
-                sources.append(src)
-        self.index_sources(sources)
-        return len(sources)
 
     def source_by_path(self, path: str | os.PathLike[str]) -> PendingSource | None:
         row = self.catalog.db.execute(

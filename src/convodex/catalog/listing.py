@@ -21,12 +21,14 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Literal
 
 import msgspec
 
 from convodex.catalog.batches import signature
 from convodex.catalog.db import Catalog
+from convodex.catalog.search import RuntimeState
+from convodex.models import Tree, TreeRow
 from convodex.sources.base import Budget, ReadResult
 from convodex.sources.discover import FORMATS
 
@@ -38,11 +40,11 @@ MAX_BACKOFF = 60.0
 @dataclass(slots=True)
 class Summary:
     title: str | None
-    workspaceRoot: str | None  # noqa: N815 - JSON field names
-    messageCount: int  # noqa: N815
-    firstActivityAt: int | None  # noqa: N815
-    lastActivityAt: int | None  # noqa: N815
-    parentId: str | None = None  # noqa: N815
+    workspaceRoot: str | None
+    messageCount: int
+    firstActivityAt: int | None
+    lastActivityAt: int | None
+    parentId: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,7 +227,7 @@ class Listing:
         try:
             identity = Identity.of(path)
             summary = build()
-        except Exception:  # noqa: BLE001 - a bad source must not break the listing
+        except Exception:
             with self.cache.lock:
                 self.cache.failed.add(path)
             return None
@@ -249,10 +251,10 @@ class Listing:
     def tree(
         self,
         catalog: Catalog,
-        runtime: Any,
+        runtime: RuntimeState,
         progressive: bool,
         retry_failed: bool = False,
-    ) -> dict[str, Any]:
+    ) -> Tree:
         """The session tree. Progressive: cached summaries only, answered at once."""
         if retry_failed:
             with self.cache.lock:
@@ -273,39 +275,40 @@ class Listing:
                 else:
                     pending += 1
             rows.append(
-                {
-                    "sessionId": session_id,
-                    "sessionPath": path,
-                    "sourceFormat": fmt,
-                    "title": summary.title if summary else None,
-                    "workspaceRoot": summary.workspaceRoot if summary else None,
-                    "messageCount": summary.messageCount if summary else None,
-                    "firstActivityAt": summary.firstActivityAt if summary else None,
-                    "lastActivityAt": summary.lastActivityAt if summary else None,
-                    "subagent": bool(subagent),
-                    "parentId": summary.parentId if summary else None,
-                    "health": health,
-                    "open": session_id in runtime.open,
-                    "running": session_id in runtime.running,
-                    "current": session_id == runtime.current,
-                }
+                TreeRow(
+                    session_id=session_id,
+                    session_path=path,
+                    source_format=fmt,
+                    title=summary.title if summary else None,
+                    workspace_root=summary.workspaceRoot if summary else None,
+                    message_count=summary.messageCount if summary else None,
+                    first_activity_at=summary.firstActivityAt if summary else None,
+                    last_activity_at=summary.lastActivityAt if summary else None,
+                    subagent=bool(subagent),
+                    parent_id=summary.parentId if summary else None,
+                    health=health,
+                    open=session_id in runtime.open,
+                    running=session_id in runtime.running,
+                    current=session_id == runtime.current,
+                )
             )
         if not progressive:
             self.cache.flush()
         scanned = catalog.db.execute(
             "SELECT count(*) FROM roots WHERE completed_generation > 0"
         ).fetchone()[0]
+        state: Literal["scanning", "partial", "complete"]
         if not scanned:
             state = "scanning"
         elif pending or failed:
             state = "partial"
         else:
             state = "complete"
-        return {
-            "rows": rows,
-            "listingState": state,
-            "listingRevision": self.revision,
-            "countsComplete": pending == 0 and failed == 0,
-            "pendingMetadata": pending,
-            "failedMetadata": failed,
-        }
+        return Tree(
+            rows=rows,
+            listing_state=state,
+            listing_revision=self.revision,
+            counts_complete=pending == 0 and failed == 0,
+            pending_metadata=pending,
+            failed_metadata=failed,
+        )

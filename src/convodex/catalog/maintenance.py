@@ -10,7 +10,6 @@ import contextlib
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 from convodex import config
 from convodex.catalog.db import (
@@ -18,7 +17,6 @@ from convodex.catalog.db import (
     REBUILD_MARK,
     SCHEMA_VERSION,
     connect,
-    is_busy,
     open_file,
     private_dir,
     quarantined_files,
@@ -31,8 +29,9 @@ from convodex.catalog.db import (
 from convodex.catalog.indexer import Indexer
 from convodex.catalog.search import progress
 from convodex.errors import CatalogError
+from convodex.models import CatalogReport, QuarantinedFile, ReindexReport
 from convodex.sources.base import Budget
-from convodex.sqlite import sqlite3
+from convodex.sqlite import is_busy, sqlite3
 
 HEALTHS = ("ok", "stale", "failed", "missing")
 
@@ -45,90 +44,91 @@ def _size(path: Path) -> int:
     return total
 
 
-def _quarantine_report(path: Path) -> list[dict[str, Any]]:
+def _quarantine_report(path: Path) -> list[QuarantinedFile]:
     out = []
     for file in quarantined_files(path):
         stamp = file.name.rsplit(QUARANTINE_MARK, 1)[-1]
         out.append(
-            {
-                "path": str(file),
-                "sizeBytes": _size(file),
-                "quarantinedAt": int(stamp) if stamp.isdigit() else None,
-            }
+            QuarantinedFile(
+                path=str(file),
+                size_bytes=_size(file),
+                quarantined_at=int(stamp) if stamp.isdigit() else None,
+            )
         )
     return out
 
 
 def doctor_history(
     cache_dir: str | os.PathLike[str] | None = None, mountinfo: str | None = None
-) -> dict[str, Any]:
+) -> CatalogReport:
     """The history catalog's state, read-only: never creates, migrates or repairs a file."""
     path = config.catalog_path(cache_dir)
-    report: dict[str, Any] = {
-        "name": "history",
-        "path": str(path),
-        "exists": path.is_file(),
-        "mode": "disk",
-        "schema": None,
-        "supportedSchema": SCHEMA_VERSION,
-        "integrity": None,
-        "sizeBytes": _size(path),
-        "sources": dict.fromkeys(HEALTHS, 0),
-        "pending": 0,
-        "lineErrors": 0,
-        "errorClasses": {},
-        "revision": None,
-        "quarantined": _quarantine_report(path),
-        "note": None,
-    }
+    report = CatalogReport(
+        name="history",
+        path=str(path),
+        exists=path.is_file(),
+        mode="disk",
+        schema=None,
+        supported_schema=SCHEMA_VERSION,
+        integrity=None,
+        size_bytes=_size(path),
+        sources=dict.fromkeys(HEALTHS, 0),
+        pending=0,
+        line_errors=0,
+        error_classes={},
+        revision=None,
+        quarantined=_quarantine_report(path),
+        note=None,
+    )
     reason = unusable_reason(path.parent, mountinfo)
     if reason is not None:
-        report.update(mode="memory", note=f"{reason}: catalogs live in memory only")
+        report.mode, report.note = "memory", f"{reason}: catalogs live in memory only"
         return report
-    if not report["exists"]:
-        report.update(integrity="missing", note="no catalog yet: `convodex index` creates it")
+    if not report.exists:
+        report.integrity = "missing"
+        report.note = "no catalog yet: `convodex index` creates it"
         return report
     try:
         db = connect(str(path), read_only=True)
     except sqlite3.Error as exc:
-        report.update(integrity="unreadable", note=f"cannot open: {type(exc).__name__}")
+        report.integrity, report.note = "unreadable", f"cannot open: {type(exc).__name__}"
         return report
     try:
         _inspect(db, report)
     except sqlite3.Error as exc:
         if is_busy(exc):
-            report.update(integrity="busy", note="locked by another process; try again")
+            report.integrity, report.note = "busy", "locked by another process; try again"
         else:
-            report.update(integrity="unreadable", note=f"cannot read: {type(exc).__name__}")
+            report.integrity, report.note = "unreadable", f"cannot read: {type(exc).__name__}"
     finally:
         db.close()
     return report
 
 
-def _inspect(db: sqlite3.Connection, report: dict[str, Any]) -> None:
+def _inspect(db: sqlite3.Connection, report: CatalogReport) -> None:
     version = int(db.execute("PRAGMA user_version").fetchone()[0])
-    report["schema"] = version
+    report.schema = version
     if version > SCHEMA_VERSION:
-        report["mode"] = "degraded"
-        report["note"] = (
+        report.mode = "degraded"
+        report.note = (
             f"schema {version} is newer than this build's {SCHEMA_VERSION}: "
             "served read-only and left untouched"
         )
     rows = db.execute("PRAGMA integrity_check").fetchall()
-    report["integrity"] = "ok" if [tuple(r) for r in rows] == [("ok",)] else "failed"
-    if report["integrity"] != "ok":
-        report["note"] = (
+    report.integrity = "ok" if [tuple(r) for r in rows] == [("ok",)] else "failed"
+    if report.integrity != "ok":
+        report.note = (
             f"{len(rows)} integrity problems: run `convodex catalogs reindex history` "
             "to rebuild it (the session files are not affected)"
         )
         return
     for health, count in db.execute("SELECT health, count(*) FROM sources GROUP BY health"):
-        report["sources"][str(health)] = int(count)
+        report.sources[str(health)] = int(count)
     pending, line_errors = db.execute(
         "SELECT coalesce(sum(pending), 0), coalesce(sum(line_errors), 0) FROM sources"
     ).fetchone()
-    report["pending"], report["lineErrors"] = int(pending), int(line_errors)
-    report["errorClasses"] = {
+    report.pending, report.line_errors = int(pending), int(line_errors)
+    report.error_classes = {
         str(name): int(count)
         for name, count in db.execute(
             "SELECT error_class, count(*) FROM sources WHERE error_class IS NOT NULL "
@@ -136,12 +136,12 @@ def _inspect(db: sqlite3.Connection, report: dict[str, Any]) -> None:
         )
     }
     row = db.execute("SELECT value FROM catalog_meta WHERE key = 'revision'").fetchone()
-    report["revision"] = int(row[0]) if row else 0
+    report.revision = int(row[0]) if row else 0
 
 
 def doctor_catalogs(
     cache_dir: str | os.PathLike[str] | None = None, mountinfo: str | None = None
-) -> list[dict[str, Any]]:
+) -> list[CatalogReport]:
     """Every local catalog's report (today: the history search catalog)."""
     return [doctor_history(cache_dir, mountinfo)]
 
@@ -168,7 +168,7 @@ def reindex_history(
     *,
     budget: Budget | None = None,
     mountinfo: str | None = None,
-) -> dict[str, Any]:
+) -> ReindexReport:
     """Rebuild the history catalog from ``roots`` into a new file, then swap it in.
 
     The old catalog serves searches until the swap and stays as it was if the
@@ -215,11 +215,11 @@ def reindex_history(
     except BaseException:
         remove_with_side_files(new)
         raise
-    return {
-        "name": "history",
-        "path": str(path),
-        "replaced": replaced,
-        "roots": [str(r) for r in root_list],
-        "stats": stats.as_json(),
-        "progress": state,
-    }
+    return ReindexReport(
+        name="history",
+        path=str(path),
+        replaced=replaced,
+        roots=[str(r) for r in root_list],
+        stats=stats,
+        progress=state,
+    )

@@ -14,41 +14,18 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from convodex.catalog.db import Catalog
 from convodex.catalog.indexer import Indexer
 from convodex.catalog.search import progress
 from convodex.errors import ConvodexError
 from convodex.hints import HintQueue
+from convodex.models import Event
 from convodex.sources.base import Budget
 from convodex.sqlite import sqlite3
 
 DEFER_SECONDS = 0.05
-
-
-@dataclass(frozen=True, slots=True)
-class Event:
-    """A progress notification: counts only, never content."""
-
-    reason: str
-    revision: int
-    indexed: int
-    total: int
-    pending: int
-    failed: int
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "revision": self.revision,
-            "indexed": self.indexed,
-            "total": self.total,
-            "pending": self.pending,
-            "failed": self.failed,
-            "reason": self.reason,
-        }
 
 
 class Scheduler:
@@ -135,7 +112,7 @@ class Scheduler:
             if self._stop.is_set():
                 break
             try:
-                self._drain_hints()
+                self.drain_hints()
                 if self._scan_requested.is_set() or (
                     self._last_scan and time.monotonic() >= self._last_scan + self.rescan_seconds
                 ):
@@ -154,10 +131,11 @@ class Scheduler:
     def _boundary(self) -> bool:
         """Between batches: yield to interactive reads, serve hints first; False to stop."""
         self._gate.wait()
-        self._drain_hints()
+        self.drain_hints()
         return not self._stop.is_set()
 
-    def _drain_hints(self) -> None:
+    def drain_hints(self) -> None:
+        """Index the hinted sources now, before any other queued work."""
         paths = self.hints.drain()
         if not paths:
             return
@@ -199,12 +177,12 @@ class Scheduler:
     def _notify(self, reason: str) -> None:
         state = progress(self.catalog)
         event = Event(
-            reason,
-            state["revision"],
-            state["indexed"],
-            state["total"],
-            state["pending"],
-            state["failed"],
+            revision=state.revision,
+            indexed=state.indexed,
+            total=state.total,
+            pending=state.pending,
+            failed=state.failed,
+            reason=reason,
         )
         for listener in list(self.listeners):
             listener(event)

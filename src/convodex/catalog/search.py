@@ -10,32 +10,29 @@ from __future__ import annotations
 
 import base64
 import functools
-import hashlib
 import os
 import re
+import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from convodex import config
 from convodex.catalog import spans
-from convodex.catalog.batches import (
-    KIND_BITS,
-    SOURCE_SHIFT,
-    SUBAGENT_BIT,
-    TAIL_MARK,
-    split_rowid,
-)
 from convodex.catalog.db import Catalog
-from convodex.errors import QueryError
-from convodex.sources.base import SessionInfo, SourceMessage
-from convodex.sources.discover import FORMATS, FileStat
+from convodex.catalog.rowids import KIND_BITS, SOURCE_SHIFT, SUBAGENT_BIT, TAIL_MARK, split_rowid
+from convodex.errors import NotFound, QueryError
+from convodex.models import ContextMessage, Hit, Progress, ProgressState, SearchPage
 from convodex.sqlite import sqlite3
 from convodex.text.documents import KINDS, Document, Kind, parse_kinds
 from convodex.text.snippet import head, window
 from convodex.text.tokens import QueryTerm, iter_tokens, parse_query
+
+if TYPE_CHECKING:
+    from convodex.sources.base import SessionInfo, SourceMessage
 
 SNIPPET_RADIUS = 80
 CONTEXT_CHARS = 400
@@ -50,6 +47,25 @@ class RuntimeState:
     open: frozenset[str] = frozenset()
     running: frozenset[str] = frozenset()
     current: str | None = None
+
+
+class SearchRequest(msgspec.Struct, frozen=True, kw_only=True):
+    """One search as every surface asks it (L4); validated by ``Searcher.search``."""
+
+    query: str
+    kinds: Sequence[str] | None = None
+    limit: int | None = None
+    cursor: str | None = None
+    # Messages of context before and after each hit (0: none).
+    around: int = 0
+    # Newest first (the source's last activity) instead of by relevance.
+    latest: bool = False
+    include_subagents: bool = False
+    # Only these roots' sources (None: the whole catalog).
+    roots: Sequence[Path] | None = None
+
+    def with_roots(self, roots: Sequence[Path]) -> SearchRequest:
+        return msgspec.structs.replace(self, roots=tuple(roots))
 
 
 @dataclass(slots=True)
@@ -100,7 +116,7 @@ def match_expression(terms: list[QueryTerm], phrases: bool = True) -> str:
     return " AND ".join(parts)
 
 
-def progress(catalog: Catalog, root_ids: list[int] | None = None) -> dict[str, Any]:
+def progress(catalog: Catalog, root_ids: list[int] | None = None) -> Progress:
     """``{state, indexed, total, pending, failed, revision}`` from the catalog alone."""
     where, params = "", []
     if root_ids is not None:
@@ -121,6 +137,7 @@ def progress(catalog: Catalog, root_ids: list[int] | None = None) -> dict[str, A
         scanned_sql += f" AND id IN ({', '.join('?' for _ in root_ids)})"
         scan_params = list(root_ids)
     scanned = catalog.db.execute(scanned_sql, scan_params).fetchone()[0]
+    state: ProgressState
     if catalog.mode == "degraded":
         state = "degraded"
     elif not scanned:
@@ -129,17 +146,17 @@ def progress(catalog: Catalog, root_ids: list[int] | None = None) -> dict[str, A
         state = "indexing"
     else:
         state = "complete"
-    return {
-        "state": state,
-        "indexed": indexed,
-        "total": total,
-        "pending": pending,
-        "failed": failed,
-        "revision": catalog.revision(),
-    }
+    return Progress(
+        state=state,
+        indexed=indexed,
+        total=total,
+        pending=pending,
+        failed=failed,
+        revision=catalog.revision(),
+    )
 
 
-def root_ids_for(catalog: Catalog, roots: list[Path] | None) -> list[int] | None:
+def root_ids_for(catalog: Catalog, roots: Sequence[Path] | None) -> list[int] | None:
     if roots is None:
         return None
     ids = []
@@ -154,7 +171,7 @@ def _query_key(
     terms: list[QueryTerm], kinds: tuple[Kind, ...], root_ids: list[int] | None, latest: bool
 ) -> str:
     raw = msgspec.json.encode([[list(t.tokens) for t in terms], list(kinds), root_ids, latest])
-    return hashlib.blake2b(raw, digest_size=6).hexdigest()
+    return f"{zlib.crc32(raw):08x}{zlib.adler32(raw):08x}"
 
 
 def encode_cursor(revision: int, rank: float, rowid: int, key: str) -> str:
@@ -190,55 +207,46 @@ class Searcher:
         self.catalog = catalog
         self.runtime = runtime or RuntimeState()
 
-    def search(
-        self,
-        query: str,
-        kinds: list[str] | tuple[str, ...] | None = None,
-        limit: int | None = None,
-        cursor: str | None = None,
-        roots: list[Path] | None = None,
-        around: int = 0,
-        latest: bool = False,
-        include_subagents: bool = False,
-    ) -> dict[str, Any]:
+    def search(self, request: SearchRequest) -> SearchPage:
         """Ranked by BM25, or newest first with ``latest`` (the source's last activity)."""
-        terms = parse_query(query)
-        kind_list = parse_kinds(kinds)
-        limit = validate_limit(limit)
+        terms = parse_query(request.query)
+        kind_list = parse_kinds(request.kinds)
+        limit = validate_limit(request.limit)
+        around = request.around
         if around < 0 or around > config.MAX_AROUND:
             raise QueryError(f"around must be between 0 and {config.MAX_AROUND}")
-        root_ids = root_ids_for(self.catalog, roots)
-        key = _query_key(terms, kind_list, root_ids, latest)
-        key += "+s" if include_subagents else ""
+        root_ids = root_ids_for(self.catalog, request.roots)
+        key = _query_key(terms, kind_list, root_ids, request.latest)
+        key += "+s" if request.include_subagents else ""
         revision = self.catalog.revision()
         after: tuple[float, int] | None = None
-        if cursor:
-            cur_revision, rank, rowid, cur_key = decode_cursor(cursor)
+        if request.cursor:
+            cur_revision, rank, rowid, cur_key = decode_cursor(request.cursor)
             if cur_key != key:
                 raise QueryError("cursor belongs to a different query")
             if cur_revision != revision:
                 return self._answer([], None, revision, True, root_ids)
             after = (rank, rowid)
-        plan = _Plan(terms, kind_list, root_ids, latest, include_subagents)
+        plan = _Plan(terms, kind_list, root_ids, request.latest, request.include_subagents)
         hits, last, more = self._collect(plan, limit, after, around)
         next_cursor = encode_cursor(revision, last[0], last[1], key) if more and last else None
         return self._answer(hits, next_cursor, revision, False, root_ids)
 
     def _answer(
         self,
-        hits: list[dict[str, Any]],
+        hits: list[Hit],
         next_cursor: str | None,
         revision: int,
         stale: bool,
         root_ids: list[int] | None,
-    ) -> dict[str, Any]:
-        return {
-            "hits": hits,
-            "nextCursor": next_cursor,
-            "revision": revision,
-            "staleCursor": stale,
-            "progress": progress(self.catalog, root_ids),
-        }
+    ) -> SearchPage:
+        return SearchPage(
+            hits=hits,
+            next_cursor=next_cursor,
+            revision=revision,
+            stale_cursor=stale,
+            progress=progress(self.catalog, root_ids),
+        )
 
     def _candidates(
         self, plan: _Plan, after: tuple[float, int] | None, count: int
@@ -329,8 +337,8 @@ class Searcher:
 
     def _collect(
         self, plan: _Plan, limit: int, after: tuple[float, int] | None, around: int
-    ) -> tuple[list[dict[str, Any]], tuple[float, int] | None, bool]:
-        hits: list[dict[str, Any]] = []
+    ) -> tuple[list[Hit], tuple[float, int] | None, bool]:
+        hits: list[Hit] = []
         sources: dict[int, _SourceRow | None] = {}
         last = after
         try:
@@ -360,6 +368,8 @@ class Searcher:
         ).fetchone()
         src = _SourceRow(*row) if row is not None else None
         if src is not None:
+            from convodex.sources.discover import FileStat
+
             try:
                 st = FileStat.of(src.path)
             except OSError:
@@ -380,6 +390,8 @@ class Searcher:
 
     def _load(self, src: _SourceRow, index: int, offset: int, length: int) -> SourceMessage | None:
         """One message read from its authoritative file (cached per search)."""
+        from convodex.sources.discover import FORMATS
+
         if index not in src.messages:
             try:
                 src.messages[index] = FORMATS[src.format].load(
@@ -396,7 +408,7 @@ class Searcher:
         terms: list[QueryTerm],
         sources: dict[int, _SourceRow | None],
         around: int,
-    ) -> dict[str, Any] | None:
+    ) -> Hit | None:
         source_id, index, part, kind = split_rowid(rowid)
         src = self._source(source_id, sources)
         if src is None or src.bad:
@@ -412,33 +424,35 @@ class Searcher:
             src.bad = True  # the bytes no longer say what was indexed
             return None
         if src.info is None:
+            from convodex.sources.discover import FORMATS
+
             src.info = FORMATS[src.format].info(Path(src.path))
         info = src.info
         # A file of many conversations (chat export) names each message's own.
         session_id = message.session_id or info.session_id or src.session_id
-        hit: dict[str, Any] = {
-            "sessionId": session_id,
-            "sessionPath": src.path,
-            "sourceFormat": src.format,
-            "messageIndex": index,
-            "partIndex": part,
-            "kind": doc.kind,
-            "role": message.role,
-            "toolName": doc.tool_name,
-            "snippet": window(doc.text, span[0], span[1], SNIPPET_RADIUS),
-            "score": round(-rank, 6),
-            "sessionTitle": message.title if message.session_id else info.title,
-            "workspaceRoot": info.workspace_root,
-            "lastActivityAt": src.last_activity_at,
-            "open": session_id in self.runtime.open,
-            "running": session_id in self.runtime.running,
-            "current": session_id == self.runtime.current,
-        }
+        hit = Hit(
+            session_id=session_id,
+            session_path=src.path,
+            source_format=src.format,
+            message_index=index,
+            part_index=part,
+            kind=doc.kind,
+            role=message.role,
+            tool_name=doc.tool_name,
+            snippet=window(doc.text, span[0], span[1], SNIPPET_RADIUS),
+            score=round(-rank, 6),
+            session_title=message.title if message.session_id else info.title,
+            workspace_root=info.workspace_root,
+            last_activity_at=src.last_activity_at,
+            open=session_id in self.runtime.open,
+            running=session_id in self.runtime.running,
+            current=session_id == self.runtime.current,
+        )
         if around:
-            hit["around"] = self._around(src, index, around, around)
+            hit.around = self._around(src, index, around, around)
         return hit
 
-    def _around(self, src: _SourceRow, index: int, before: int, after: int) -> list[dict[str, Any]]:
+    def _around(self, src: _SourceRow, index: int, before: int, after: int) -> list[ContextMessage]:
         out = []
         for i, offset, length in spans.lookup_range(
             self.catalog.db, src.id, index - before, index + after
@@ -447,18 +461,18 @@ class Searcher:
             if message is None:
                 continue
             out.append(
-                {
-                    "messageIndex": i,
-                    "role": message.role,
-                    "text": head(message.text(), CONTEXT_CHARS),
-                    "hit": i == index,
-                }
+                ContextMessage(
+                    message_index=i,
+                    role=message.role,
+                    text=head(message.text(), CONTEXT_CHARS),
+                    hit=i == index,
+                )
             )
         return out
 
     def around(
         self, session_path: str, message_index: int, before: int = 3, after: int = 3
-    ) -> list[dict[str, Any]]:
+    ) -> list[ContextMessage]:
         """The messages around one message of a session, read from its source."""
         if not (0 <= before <= config.MAX_AROUND and 0 <= after <= config.MAX_AROUND):
             raise QueryError(f"before and after must be between 0 and {config.MAX_AROUND}")
@@ -466,7 +480,7 @@ class Searcher:
             "SELECT id FROM sources WHERE path = ?", (os.fspath(session_path),)
         ).fetchone()
         if row is None:
-            raise QueryError("unknown session")
+            raise NotFound("unknown session")
         src = self._source(int(row[0]), {})
         if src is None or src.bad:
             return []

@@ -21,7 +21,7 @@ from convodex.cli.options import root_options, roots_or_defaults
     is_flag=True,
     help="Serve the catalog as it is; never scan the roots (another process keeps it current).",
 )
-def mcp(roots: tuple[Path, ...], cache_dir: Path | None, no_index: bool) -> None:
+def mcp(roots: tuple[str, ...], cache_dir: Path | None, no_index: bool) -> None:
     """Serve the history_search tool to an agent over MCP (stdio).
 
     With --root, searches are limited to those roots; by default the default roots are

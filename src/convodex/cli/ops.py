@@ -8,24 +8,14 @@ Exit status: 0 done, 1 error (one line on stderr), 2 usage error.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import click
-import msgspec
 
 from convodex.catalog.maintenance import doctor_catalogs, recorded_roots, reindex_history
+from convodex.cli.options import cache_dir_option, emit_json, json_option
 from convodex.config import catalog_path
+from convodex.models import CatalogReport
 from convodex.sources.discover import default_roots, resolve_root
-
-_cache_dir_option = click.option(
-    "--cache-dir",
-    type=click.Path(path_type=Path),
-    help="Cache root (default: $CONVODEX_CACHE_HOME or the platform cache dir).",
-)
-
-
-def _emit_json(data: Any) -> None:
-    click.echo(msgspec.json.encode(data).decode("utf-8"))
 
 
 def _megabytes(size: int) -> str:
@@ -38,8 +28,8 @@ def doctor() -> None:
 
 
 @doctor.command("catalogs")
-@_cache_dir_option
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@cache_dir_option
+@json_option
 def doctor_catalogs_command(cache_dir: Path | None, as_json: bool) -> None:
     """Each catalog's path, mode, schema, integrity, size and sources by health.
 
@@ -47,30 +37,29 @@ def doctor_catalogs_command(cache_dir: Path | None, as_json: bool) -> None:
     """
     reports = doctor_catalogs(cache_dir)
     if as_json:
-        _emit_json({"catalogs": reports})
+        emit_json({"catalogs": reports})
         return
     for report in reports:
         _print_report(report)
 
 
-def _print_report(report: dict[str, Any]) -> None:
-    click.secho(f"{report['name']}  {report['path']}", bold=True)
-    schema = "-" if report["schema"] is None else str(report["schema"])
+def _print_report(report: CatalogReport) -> None:
+    click.secho(f"{report.name}  {report.path}", bold=True)
+    schema = "-" if report.schema is None else str(report.schema)
     click.echo(
-        f"  mode: {report['mode']}   schema: {schema} (this build: {report['supportedSchema']})"
-        f"   integrity: {report['integrity'] or '-'}   size: {_megabytes(report['sizeBytes'])}"
+        f"  mode: {report.mode}   schema: {schema} (this build: {report.supported_schema})"
+        f"   integrity: {report.integrity or '-'}   size: {_megabytes(report.size_bytes)}"
     )
-    by_health = ", ".join(f"{count} {health}" for health, count in report["sources"].items())
+    by_health = ", ".join(f"{count} {health}" for health, count in report.sources.items())
     click.echo(
-        f"  sources: {by_health}; {report['pending']} pending, "
-        f"{report['lineErrors']} unreadable lines"
+        f"  sources: {by_health}; {report.pending} pending, {report.line_errors} unreadable lines"
     )
-    for error_class, count in report["errorClasses"].items():
+    for error_class, count in report.error_classes.items():
         click.echo(f"  error class: {count} × {error_class}")
-    for item in report["quarantined"]:
-        click.echo(f"  quarantined: {item['path']} ({_megabytes(item['sizeBytes'])})")
-    if report["note"]:
-        click.echo(f"  note: {report['note']}")
+    for item in report.quarantined:
+        click.echo(f"  quarantined: {item.path} ({_megabytes(item.size_bytes)})")
+    if report.note:
+        click.echo(f"  note: {report.note}")
 
 
 @click.group()
@@ -92,8 +81,8 @@ def reindex() -> None:
     help="A root to rebuild from (repeatable). Default: the default roots and the "
     "roots the current catalog knows.",
 )
-@_cache_dir_option
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@cache_dir_option
+@json_option
 def reindex_history_command(dirs: tuple[Path, ...], cache_dir: Path | None, as_json: bool) -> None:
     """Rebuild only the history search projection; the old one serves until the swap."""
     if dirs:
@@ -103,14 +92,14 @@ def reindex_history_command(dirs: tuple[Path, ...], cache_dir: Path | None, as_j
         roots = [resolve_root(p, must_exist=False) for p in [*default_roots(), *known]]
     result = reindex_history(roots, cache_dir)
     if as_json:
-        _emit_json(result)
+        emit_json(result)
         return
-    stats = result["stats"]
-    count = len(result["roots"])
+    stats = result.stats
+    count = len(result.roots)
     click.echo(
-        f"rebuilt {result['path']} from {count} root{'' if count == 1 else 's'}: "
-        f"{stats['indexed']} of {stats['sources']} sources, {stats['messages']} messages "
-        f"in {stats['seconds']:.2f} s; {stats['failed']} failed"
+        f"rebuilt {result.path} from {count} root{'' if count == 1 else 's'}: "
+        f"{stats.indexed} of {stats.sources} sources, {stats.messages} messages "
+        f"in {stats.seconds:.2f} s; {stats.failed} failed"
     )
-    for error_class, count in sorted(stats["errors"].items()):
+    for error_class, count in sorted(stats.errors.items()):
         click.echo(f"  failed: {count} × {error_class}")

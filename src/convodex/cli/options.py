@@ -1,4 +1,5 @@
-"""Options and paths shared by the CLI modules (kept apart so they never import cli.py)."""
+"""Options and output shared by the CLI commands: one ``--cache-dir``, one ``--json``,
+one JSON printer, and one place that decides the roots."""
 
 from __future__ import annotations
 
@@ -8,38 +9,55 @@ from typing import Any, TypeVar
 
 import click
 
-from convodex.sources.discover import default_roots, resolve_root, scan
-
 F = TypeVar("F", bound=Callable[..., Any])
 DEMO_ROOT = Path(__file__).parents[1] / "demo"
 
 
-def root_options(fn: F) -> F:
-    fn = click.option(
+def cache_dir_option(fn: F) -> F:
+    return click.option(
         "--cache-dir",
-        type=click.Path(file_okay=False, path_type=Path),
+        type=click.Path(path_type=Path),
         help="Cache root (default: $CONVODEX_CACHE_HOME or the platform cache dir).",
     )(fn)
-    fn = click.option(
+
+
+def json_option(fn: F) -> F:
+    return click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")(fn)
+
+
+def root_options(fn: F) -> F:
+    """``--root PATH[:format]`` (repeatable) and ``--cache-dir``."""
+    fn = cache_dir_option(fn)
+    return click.option(
         "--root",
         "roots",
         multiple=True,
-        type=click.Path(path_type=Path),
-        help="A directory scanned recursively for transcripts (repeatable).",
+        help="A directory scanned recursively for transcripts, PATH or PATH:format "
+        "(repeatable; default: every default root).",
     )(fn)
-    return fn
 
 
-def roots_or_defaults(given: tuple[Path, ...]) -> list[Path]:
+def emit_json(data: Any) -> None:
+    """Print a result model (or plain data holding models) as one line of JSON."""
+    from convodex.models import encode
+
+    click.echo(encode(data).decode("utf-8"))
+
+
+def roots_or_defaults(given: tuple[str, ...]) -> list[Path]:
     """The roots a command works on: those given (which must exist), else the defaults."""
+    from convodex.sources.discover import default_roots, resolve_root
+
     if given:
         return [resolve_root(p) for p in given]
     return [resolve_root(p, must_exist=False) for p in default_roots()]
 
 
-def roots_or_demo(given: tuple[Path, ...]) -> tuple[list[Path], bool]:
+def roots_or_demo(given: tuple[str, ...]) -> tuple[list[Path], bool]:
     """Like ``roots_or_defaults``, with the bundled demo corpus standing in when no
     default root holds a session; says whether it did."""
+    from convodex.sources.discover import scan
+
     roots = roots_or_defaults(given)
     if given or any(r.is_dir() and next(scan(r), None) is not None for r in roots):
         return roots, False

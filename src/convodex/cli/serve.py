@@ -30,7 +30,7 @@ def is_loopback(host: str) -> bool:
 def serve(
     host: str,
     port: int,
-    roots: tuple[Path, ...],
+    roots: tuple[str, ...],
     cache_dir: Path | None,
     allow_remote: bool,
     token: str | None,
@@ -39,7 +39,8 @@ def serve(
     """Serve search, the session tree and the web page; index in the background."""
     import uvicorn
 
-    from convodex.web.local_app import create_app, create_service
+    from convodex.catalog.service import Background, HistoryService
+    from convodex.web.local_app import create_app
 
     if not is_loopback(host) and not (allow_remote and token):
         raise click.UsageError(
@@ -48,7 +49,7 @@ def serve(
     root_list, demo = roots_or_demo(roots)
     if demo:
         click.echo(f"no sessions under {config.sessions_dir()}; serving the bundled demo corpus")
-    service = create_service(cache_dir, root_list, rescan_seconds=rescan)
+    service = HistoryService.open(cache_dir, root_list, background=Background(rescan))
     app = create_app(service, token=token if allow_remote else None)
     shown = f"[{host}]" if ":" in host else host
     click.echo(f"convodex is serving {len(root_list)} root(s) at http://{shown}:{port}/")

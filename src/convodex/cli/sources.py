@@ -11,8 +11,7 @@ from typing import Any
 
 import click
 
-from convodex.cli.main import _emit_json
-from convodex.cli.options import roots_or_defaults
+from convodex.cli.options import emit_json, json_option, roots_or_defaults
 from convodex.sources.discover import FORMATS, root_format, scan
 
 
@@ -46,12 +45,12 @@ def describe(root: Path) -> dict[str, Any]:
     multiple=True,
     help="A root to describe, PATH or PATH:format (repeatable; default: every default root).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@json_option
 def sources(roots: tuple[str, ...], as_json: bool) -> None:
     """List the roots searched, the formats found in them, and session counts."""
-    rows = [describe(root) for root in roots_or_defaults(tuple(Path(r) for r in roots))]
+    rows = [describe(root) for root in roots_or_defaults(roots)]
     if as_json:
-        _emit_json({"roots": rows, "formats": sorted(FORMATS)})
+        emit_json({"roots": rows, "formats": sorted(FORMATS)})
         return
     for row in rows:
         state = "" if row["exists"] else "  (missing)"

@@ -62,9 +62,9 @@ class _Meta(msgspec.Struct):
 
     type: str | None = None
     uuid: str | None = None
-    parentUuid: str | None = None  # noqa: N815 - the format's own keys
-    logicalParentUuid: str | None = None  # noqa: N815
-    isSidechain: bool | None = None  # noqa: N815
+    parentUuid: str | None = None
+    logicalParentUuid: str | None = None
+    isSidechain: bool | None = None
     message: _MessageId | str | None = None
 
 
@@ -78,9 +78,9 @@ class _Record(msgspec.Struct):
     type: str | None = None
     uuid: str | None = None
     timestamp: str | None = None
-    isMeta: bool | None = None  # noqa: N815
-    isCompactSummary: bool | None = None  # noqa: N815
-    isSidechain: bool | None = None  # noqa: N815
+    isMeta: bool | None = None
+    isCompactSummary: bool | None = None
+    isSidechain: bool | None = None
     message: _Message | str | None = None
     # legacy top-level tool records
     name: str | None = None
@@ -92,16 +92,16 @@ class _Record(msgspec.Struct):
 
 class _Info(msgspec.Struct):
     type: str | None = None
-    sessionId: str | None = None  # noqa: N815
+    sessionId: str | None = None
     cwd: str | None = None
     entrypoint: str | None = None
     summary: str | None = None
-    customTitle: str | None = None  # noqa: N815
+    customTitle: str | None = None
     timestamp: str | None = None
 
 
 class _SubMeta(msgspec.Struct):
-    agentType: str | None = None  # noqa: N815
+    agentType: str | None = None
     description: str | None = None
 
 

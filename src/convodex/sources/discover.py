@@ -55,9 +55,9 @@ class _Sniff(msgspec.Struct):
     type: str | None = None
     role: str | None = None
     uuid: str | None = None
-    parentUuid: str | None = None  # noqa: N815 - Claude Code's keys
-    sessionId: str | None = None  # noqa: N815
-    projectHash: str | None = None  # noqa: N815
+    parentUuid: str | None = None
+    sessionId: str | None = None
+    projectHash: str | None = None
     msgs: Any = None
     head: str | None = None
     record_type: str | None = None

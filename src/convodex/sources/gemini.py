@@ -51,7 +51,7 @@ class _Call(msgspec.Struct):
     args: Any = None
     result: Any = None
     status: str | None = None
-    resultDisplay: Any = None  # noqa: N815 - the format's own key
+    resultDisplay: Any = None
 
 
 class _Message(msgspec.Struct):
@@ -60,7 +60,7 @@ class _Message(msgspec.Struct):
     role: str | None = None
     content: Any = None
     parts: Any = None
-    toolCalls: list[_Call] | None = None  # noqa: N815
+    toolCalls: list[_Call] | None = None
     timestamp: str | None = None
     ts: int | float | None = None
 
@@ -72,9 +72,9 @@ class _LineMeta(msgspec.Struct):
 
 
 class _Header(msgspec.Struct):
-    sessionId: str | None = None  # noqa: N815
+    sessionId: str | None = None
     summary: str | None = None
-    startTime: str | None = None  # noqa: N815
+    startTime: str | None = None
     start_time: str | None = None
     kind: str | None = None
 

@@ -53,9 +53,9 @@ class _Record(msgspec.Struct):
     tool_calls: list[_ToolCall] | None = None
     tool_call_id: str | None = None
     name: str | None = None
-    createdAt: int | float | None = None  # noqa: N815 - the format's own key
+    createdAt: int | float | None = None
     meta: bool | None = None
-    isMeta: bool | None = None  # noqa: N815
+    isMeta: bool | None = None
     origin: str | None = None
     is_error: bool | None = None
 
@@ -70,9 +70,9 @@ class _Head(msgspec.Struct):
 
     role: str | None = None
     tool_call_id: str | None = None
-    createdAt: int | float | None = None  # noqa: N815 - the format's own key
+    createdAt: int | float | None = None
     meta: bool | None = None
-    isMeta: bool | None = None  # noqa: N815
+    isMeta: bool | None = None
     origin: str | None = None
 
 
@@ -89,7 +89,7 @@ class _Meta(msgspec.Struct):
 
 class _SubagentMeta(msgspec.Struct):
     ref: str | None = None
-    parentSession: str | None = None  # noqa: N815
+    parentSession: str | None = None
     parent_id: str | None = None
     name: str | None = None
 

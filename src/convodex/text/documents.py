@@ -6,6 +6,7 @@ its first 6 KiB and last 2 KiB; user and assistant text is never truncated.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
@@ -92,7 +93,7 @@ def tool_call_document(part: int, name: str | None, arguments: Any) -> Document:
     return Document(part, "tool_input", clip_tool_text(text), name)
 
 
-def parse_kinds(values: list[str] | tuple[str, ...] | None) -> tuple[Kind, ...]:
+def parse_kinds(values: Sequence[str] | None) -> tuple[Kind, ...]:
     """Validate requested kinds; none means the default kinds."""
     if not values:
         return DEFAULT_KINDS

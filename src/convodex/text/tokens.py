@@ -38,7 +38,6 @@ _CJK_RANGES = (
 _CJK = f"[{_CJK_RANGES}]"
 # A CJK run, or a word: word characters that are not CJK.
 _PIECE = re.compile(f"({_CJK}+)|((?:(?!{_CJK})\\w)+)")
-_CJK_ONLY = re.compile(f"^{_CJK}+$")
 _CJK_RUN = re.compile(f"{_CJK}+")
 _WORD = re.compile(r"\w+")
 # Pure-ASCII text needs no Unicode folding: the fast path for code and English.
@@ -140,10 +139,6 @@ def cjk_run_tails(text: str) -> list[str]:
     if text.isascii():
         return []
     return [m.group()[-1] for m in _CJK_RUN.finditer(text) if m.end() - m.start() > 1]
-
-
-def is_cjk(token: str) -> bool:
-    return bool(_CJK_ONLY.match(token))
 
 
 class QueryTerm(NamedTuple):

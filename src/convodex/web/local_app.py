@@ -13,10 +13,7 @@ import hmac
 import logging
 import os
 import sys
-import threading
-import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,127 +30,15 @@ from starlette.responses import FileResponse, JSONResponse, Response, StreamingR
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from convodex import config
-from convodex.catalog.db import Catalog, connect, open_catalog
-from convodex.catalog.listing import Listing, SummaryCache
-from convodex.catalog.scheduler import Event, Scheduler
-from convodex.catalog.search import RuntimeState, Searcher, progress
-from convodex.errors import NotFound, QueryError
-from convodex.hints import HintChannel, HintQueue
-from convodex.sources.base import Budget, ReadResult
-from convodex.sources.discover import FORMATS, format_of
+from convodex.catalog.search import SearchRequest
+from convodex.catalog.service import HistoryService
+from convodex.errors import QueryError
 from convodex.web.errors import error_response, json_errors
+from convodex.web.responses import ModelResponse
 
 log = logging.getLogger("convodex.web")
 STATIC = Path(__file__).parent / "static"
 EVENT_POLL_SECONDS = 0.25
-
-
-@dataclass
-class LocalService:
-    """Everything one serving process owns: catalogs, scheduler, listing, runtime state."""
-
-    roots: list[Path]
-    scheduler: Scheduler
-    listing: Listing
-    runtime: RuntimeState = field(default_factory=RuntimeState)
-    channel: HintChannel | None = None
-    watcher: threading.Thread | None = None
-    stop_watching: threading.Event = field(default_factory=threading.Event)
-    _local: threading.local = field(default_factory=threading.local)
-    _readers: list[Catalog] = field(default_factory=list)
-    _readers_lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def reader(self) -> Catalog:
-        """A read connection per worker thread: reads never queue behind index writes."""
-        catalog: Catalog | None = getattr(self._local, "catalog", None)
-        if catalog is None:
-            owner = self.scheduler.catalog
-            if owner.path is None:
-                return owner  # an in-memory catalog exists on one connection only
-            # Already opened (and migrated) by the scheduler: a plain connection suffices,
-            # read-only when the catalog is degraded.
-            degraded = owner.mode == "degraded"
-            catalog = Catalog(connect(str(owner.path), read_only=degraded), owner.path, owner.mode)
-            self._local.catalog = catalog
-            with self._readers_lock:
-                self._readers.append(catalog)
-        return catalog
-
-    def start(self, watch: bool) -> None:
-        self.scheduler.start()
-        if watch:
-            self.watcher = threading.Thread(target=self._watch, name="convodex-watch", daemon=True)
-            self.watcher.start()
-
-    def close(self) -> None:
-        self.stop_watching.set()
-        self.scheduler.stop()
-        if self.watcher is not None:
-            self.watcher.join(5)
-        if self.channel is not None:
-            self.channel.close()
-        with self._readers_lock:
-            for catalog in self._readers:
-                with contextlib.suppress(Exception):
-                    catalog.close()
-            self._readers.clear()
-        self.scheduler.catalog.close()
-
-    def _watch(self) -> None:
-        """External writers: every change to a transcript under a root becomes a hint."""
-        import watchfiles
-
-        roots = [str(r) for r in self.roots if r.is_dir()]
-        if not roots:
-            return
-        for changes in watchfiles.watch(
-            *roots,
-            stop_event=self.stop_watching,
-            debounce=50,
-            step=20,
-            rust_timeout=500,
-            raise_interrupt=False,
-        ):
-            for change, path in changes:
-                if format_of(Path(path).name) is None:
-                    continue
-                if change == watchfiles.Change.deleted:
-                    self.scheduler.request_scan()
-                else:
-                    self.scheduler.hint(path)
-
-
-def create_service(
-    cache_dir: Path | None,
-    roots: list[Path],
-    *,
-    rescan_seconds: float = 60.0,
-    hints: HintQueue | None = None,
-    budget: Budget | None = None,
-    listen_for_hints: bool = True,
-) -> LocalService:
-    catalog = open_catalog(cache_dir)
-    queue = hints if hints is not None else HintQueue()
-    scheduler = Scheduler(catalog, roots, budget=budget, hints=queue, rescan_seconds=rescan_seconds)
-    cache_path = config.summary_cache_path(cache_dir) if catalog.mode == "disk" else None
-    service = LocalService(roots, scheduler, Listing(SummaryCache(cache_path)))
-
-    last_refresh = [0.0]
-
-    def summarize_in_background(event: Event) -> None:
-        # Listing-metadata replay is scheduler work: it runs on its thread, after
-        # indexing, at most about once a second while a rebuild runs.
-        now = time.monotonic()
-        if event.reason != "index" or now - last_refresh[0] > 1.0:
-            last_refresh[0] = now
-            service.listing.refresh(scheduler.catalog)
-
-    scheduler.listeners.append(summarize_in_background)
-    if listen_for_hints and catalog.mode == "disk":
-        with contextlib.suppress(OSError):
-            service.channel = HintChannel(config.hint_socket_path(cache_dir), queue)
-    return service
 
 
 _endpoint = json_errors(log)
@@ -169,116 +54,71 @@ def _int(request: Request, name: str, default: int | None = None) -> int | None:
         raise QueryError(f"{name} must be an integer") from exc
 
 
-def _service(request: Request) -> LocalService:
-    service: LocalService = request.app.state.service
+def _service(request: Request) -> HistoryService:
+    service: HistoryService = request.app.state.service
     return service
+
+
+def _flag(request: Request, name: str) -> bool:
+    return request.query_params.get(name) in ("1", "true")
 
 
 @_endpoint
 async def search(request: Request) -> Response:
     service = _service(request)
     params = request.query_params
-    query = params.get("q", "")
-    kinds = params.getlist("kind")
-    limit = _int(request, "limit")
-    around = _int(request, "around", 0) or 0
-    cursor = params.get("cursor") or None
-    latest = params.get("latest") in ("1", "true")
-
-    def run() -> dict[str, Any]:
-        searcher = Searcher(service.reader(), service.runtime)
-        return searcher.search(
-            query, kinds=kinds, limit=limit, cursor=cursor, around=around, latest=latest
-        )
-
+    search_request = SearchRequest(
+        query=params.get("q", ""),
+        kinds=params.getlist("kind"),
+        limit=_int(request, "limit"),
+        cursor=params.get("cursor") or None,
+        around=_int(request, "around", 0) or 0,
+        latest=_flag(request, "latest"),
+    )
     # At most one search per core at a time: more threads only trade the GIL back and
     # forth, which lowered throughput and raised every request's latency.
     limiter: anyio.CapacityLimiter = request.app.state.search_limiter
-    if around:
-        with service.scheduler.interactive():
-            return JSONResponse(await anyio.to_thread.run_sync(run, limiter=limiter))
-    return JSONResponse(await anyio.to_thread.run_sync(run, limiter=limiter))
+    page = await anyio.to_thread.run_sync(service.search, search_request, limiter=limiter)
+    return ModelResponse(page)
 
 
 @_endpoint
 async def tree(request: Request) -> Response:
     service = _service(request)
-    progressive = request.query_params.get("progressive") in ("1", "true")
-    retry = request.query_params.get("retryMetadata") in ("1", "true")
-    if progressive:
-        service.scheduler.defer()  # a lightweight refresh: defers new work, pauses nothing
-
-    def run() -> dict[str, Any]:
-        return service.listing.tree(service.reader(), service.runtime, progressive, retry)
-
-    return JSONResponse(await run_in_threadpool(run))
-
-
-def _find_source(service: LocalService, session_id: str, path: str | None) -> tuple[str, str]:
-    db = service.reader().db
-    if path:
-        row = db.execute(
-            "SELECT path, format FROM sources WHERE path = ? AND session_id = ?", (path, session_id)
-        ).fetchone()
-    else:
-        row = db.execute(
-            "SELECT path, format FROM sources WHERE session_id = ? "
-            "ORDER BY last_activity_at DESC LIMIT 1",
-            (session_id,),
-        ).fetchone()
-    if row is None:
-        raise NotFound("no such session")
-    return str(row[0]), str(row[1])
+    progressive, retry = _flag(request, "progressive"), _flag(request, "retryMetadata")
+    return ModelResponse(await run_in_threadpool(service.tree, progressive, retry))
 
 
 @_endpoint
 async def session(request: Request) -> Response:
     service = _service(request)
     session_id = request.path_params["session_id"]
-
-    def run() -> dict[str, Any]:
-        path, fmt = _find_source(service, session_id, request.query_params.get("path"))
-        reader = FORMATS[fmt]
-        info = reader.info(Path(path))
-        messages = [
-            {"messageIndex": m.index, "role": m.role, "text": m.text()}
-            for m in reader.read(Path(path), ReadResult(0, 0), Budget.from_env())
-        ]
-        return {
-            "sessionId": session_id,
-            "sessionPath": path,
-            "title": info.title,
-            "workspaceRoot": info.workspace_root,
-            "messages": messages,
-        }
-
-    with service.scheduler.interactive():
-        return JSONResponse(await run_in_threadpool(run))
+    path = request.query_params.get("path")
+    return ModelResponse(await run_in_threadpool(service.session, session_id, path))
 
 
 @_endpoint
 async def around(request: Request) -> Response:
     service = _service(request)
-    session_id = request.path_params["session_id"]
     index = _int(request, "index")
     if index is None or index < 0:
         raise QueryError("index is required")
-    before = _int(request, "before", 3) or 0
-    after = _int(request, "after", 3) or 0
 
-    def run() -> dict[str, Any]:
-        path, _ = _find_source(service, session_id, request.query_params.get("path"))
-        messages = Searcher(service.reader(), service.runtime).around(path, index, before, after)
-        return {"sessionId": session_id, "sessionPath": path, "messages": messages}
+    def run() -> Any:
+        return service.around(
+            index,
+            session_id=request.path_params["session_id"],
+            path=request.query_params.get("path"),
+            before=_int(request, "before", 3) or 0,
+            after=_int(request, "after", 3) or 0,
+        )
 
-    with service.scheduler.interactive():
-        return JSONResponse(await run_in_threadpool(run))
+    return ModelResponse(await run_in_threadpool(run))
 
 
 @_endpoint
 async def status(request: Request) -> Response:
-    service = _service(request)
-    return JSONResponse(await run_in_threadpool(lambda: progress(service.reader())))
+    return ModelResponse(await run_in_threadpool(_service(request).progress))
 
 
 class _Runtime(msgspec.Struct):
@@ -294,9 +134,7 @@ async def set_runtime(request: Request) -> Response:
         body = msgspec.json.decode(await request.body(), type=_Runtime)
     except msgspec.DecodeError as exc:
         raise QueryError("body must be {open: [...], running: [...], current: id}") from exc
-    _service(request).runtime = RuntimeState(
-        frozenset(body.open), frozenset(body.running), body.current
-    )
+    _service(request).set_runtime(body.open, body.running, body.current)
     return JSONResponse({"ok": True})
 
 
@@ -307,11 +145,15 @@ async def events(request: Request) -> Response:
     async def stream() -> AsyncIterator[bytes]:
         last: dict[str, Any] | None = None
         while not await request.is_disconnected():
-            state = await run_in_threadpool(lambda: progress(service.reader()))
+            state = await run_in_threadpool(service.progress)
             payload = {
-                key: state[key] for key in ("revision", "indexed", "total", "pending", "failed")
+                "revision": state.revision,
+                "indexed": state.indexed,
+                "total": state.total,
+                "pending": state.pending,
+                "failed": state.failed,
+                "reason": service.reason,
             }
-            payload["reason"] = service.scheduler.reason
             if payload != last:
                 last = payload
                 yield b"data: " + msgspec.json.encode(payload) + b"\n\n"
@@ -358,7 +200,9 @@ class _TokenAuth(BaseHTTPMiddleware):
         return await call_next(request)
 
 
-def create_app(service: LocalService, *, watch: bool = True, token: str | None = None) -> Starlette:
+def create_app(
+    service: HistoryService, *, watch: bool = True, token: str | None = None
+) -> Starlette:
     """The ASGI app; the service starts with the app and stops with it."""
 
     @contextlib.asynccontextmanager
@@ -367,7 +211,7 @@ def create_app(service: LocalService, *, watch: bool = True, token: str | None =
         switch = sys.getswitchinterval()
         sys.setswitchinterval(min(switch, 0.001))
         app.state.search_limiter = anyio.CapacityLimiter(os.cpu_count() or 2)
-        service.start(watch)
+        service.start(watch=watch)
         try:
             yield
         finally:
