@@ -5,7 +5,6 @@ from __future__ import annotations
 import fcntl
 import json
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from convodex.errors import InvalidInput
 from convodex.hints import HintQueue
 from convodex.writer import SessionWriter
 from helpers import search
+from live_server import wait_for
 
 
 def test_append_writes_lines_and_bumps_revision(root: Path) -> None:
@@ -60,12 +60,19 @@ def test_append_waits_for_the_lock_and_hints_only_after_release(root: Path) -> N
 
     thread = threading.Thread(target=append)
     thread.start()
-    time.sleep(0.2)
+    wait_for(lambda: blocked_on_flock(path), timeout=5)
     assert not done.is_set() and len(hints) == 0  # blocked on the lock, no hint yet
     fcntl.flock(holder.fileno(), fcntl.LOCK_UN)
     holder.close()
     thread.join(5)
     assert done.is_set() and hints.drain() == [path]
+
+
+def blocked_on_flock(path: Path) -> bool:
+    """Whether some process waits for an flock on ``path`` (Linux ``/proc/locks``)."""
+    inode = path.stat().st_ino
+    lines = Path("/proc/locks").read_text().splitlines()
+    return any("-> FLOCK" in line and f":{inode} " in line for line in lines)
 
 
 def test_hints_coalesce_by_path(root: Path) -> None:

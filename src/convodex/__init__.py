@@ -1,27 +1,50 @@
-"""convodex: search every conversation people and AI agents have had."""
+"""convodex: search every conversation people and AI agents have had.
 
-from convodex.errors import (
-    AccessDenied,
-    CatalogError,
-    ConvodexError,
-    InvalidInput,
-    NotFound,
-    QueryError,
-    SessionReplayLimitError,
-    SourceError,
-    Unauthorized,
-)
-from convodex.sources.base import Budget
+The public API is imported lazily (PEP 562), so ``import convodex`` and the CLI's
+start-up stay cheap: a name loads its module on first use.
+"""
 
-__all__ = [
-    "AccessDenied",
-    "Budget",
-    "CatalogError",
-    "ConvodexError",
-    "InvalidInput",
-    "NotFound",
-    "QueryError",
-    "SessionReplayLimitError",
-    "SourceError",
-    "Unauthorized",
-]
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from convodex.catalog.search import SearchRequest
+    from convodex.catalog.service import HistoryService
+    from convodex.errors import (
+        AccessDenied,
+        CatalogError,
+        ConvodexError,
+        InvalidInput,
+        NotFound,
+        QueryError,
+        SessionReplayLimitError,
+        SourceError,
+        Unauthorized,
+    )
+    from convodex.sources.base import Budget
+
+_EXPORTS = {
+    "AccessDenied": "convodex.errors",
+    "Budget": "convodex.sources.base",
+    "CatalogError": "convodex.errors",
+    "ConvodexError": "convodex.errors",
+    "HistoryService": "convodex.catalog.service",
+    "InvalidInput": "convodex.errors",
+    "NotFound": "convodex.errors",
+    "QueryError": "convodex.errors",
+    "SearchRequest": "convodex.catalog.search",
+    "SessionReplayLimitError": "convodex.errors",
+    "SourceError": "convodex.errors",
+    "Unauthorized": "convodex.errors",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'convodex' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

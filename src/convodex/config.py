@@ -67,8 +67,10 @@ SETTINGS = (
     REPLAY_MAX_DAG_META_BYTES,
 )
 
-DEFAULT_SEARCH_LIMIT = 50
+DEFAULT_SEARCH_LIMIT = 50  # L4: a page of hits for people (CLI, HTTP, web page)
 MAX_SEARCH_LIMIT = 200
+# The agent tool's default page: hits go into a model's context, so fewer by default.
+AGENT_SEARCH_LIMIT = 20
 MAX_AROUND = 10
 BUSY_TIMEOUT_MS = 250
 

@@ -26,7 +26,7 @@ from convodex.text.documents import DEFAULT_KINDS, KINDS
 
 TOOL_NAME: Final = "history_search"
 OPERATIONS: Final = ("search", "around")
-DEFAULT_LIMIT: Final = 20
+DEFAULT_LIMIT: Final = config.AGENT_SEARCH_LIMIT
 MAX_LIMIT: Final = config.MAX_SEARCH_LIMIT
 DEFAULT_CONTEXT: Final = 3
 MAX_CONTEXT: Final = config.MAX_AROUND

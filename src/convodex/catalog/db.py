@@ -13,7 +13,6 @@ import contextlib
 import os
 import threading
 import time
-import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -111,6 +110,8 @@ def connect(target: str, *, read_only: bool = False) -> sqlite3.Connection:
             "install pysqlite3-binary or a Python built with SQLite >= 3.43"
         )
     if read_only:
+        import urllib.parse
+
         uri = f"file:{urllib.parse.quote(target)}?mode=ro"
         db = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
     else:

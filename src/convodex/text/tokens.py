@@ -7,6 +7,7 @@ character is that character). Everything else separates tokens.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterator
@@ -36,12 +37,16 @@ _CJK_RANGES = (
     "\U00020000-\U0003134f"  # CJK extensions B..G
 )
 _CJK = f"[{_CJK_RANGES}]"
-# A CJK run, or a word: word characters that are not CJK.
-_PIECE = re.compile(f"({_CJK}+)|((?:(?!{_CJK})\\w)+)")
-_CJK_RUN = re.compile(f"{_CJK}+")
 _WORD = re.compile(r"\w+")
 # Pure-ASCII text needs no Unicode folding: the fast path for code and English.
 _ASCII_WORD = re.compile(r"[A-Za-z0-9_]+")
+
+
+@functools.cache
+def _cjk_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """(a CJK run or a word of non-CJK word characters, a CJK run): compiled on first
+    use, since ASCII text (most queries, most of a CLI search) never needs them."""
+    return re.compile(f"({_CJK}+)|((?:(?!{_CJK})\\w)+)"), re.compile(f"{_CJK}+")
 
 
 class Token(NamedTuple):
@@ -79,7 +84,7 @@ def iter_tokens(text: str) -> Iterator[Token]:
         for m in _ASCII_WORD.finditer(text):
             yield Token(m.group(0).lower(), m.start(), m.end(), False)
         return
-    for m in _PIECE.finditer(text):
+    for m in _cjk_patterns()[0].finditer(text):
         run = m.group(1)
         if run is not None:
             start = m.start(1)
@@ -103,7 +108,7 @@ def tokenize(text: str) -> list[str]:
         return _ASCII_WORD.findall(text.lower())
     out: list[str] = []
     pos = 0
-    for m in _CJK_RUN.finditer(text):
+    for m in _cjk_patterns()[1].finditer(text):
         if m.start() > pos:
             _words(text[pos : m.start()], out)
         run = m.group()
@@ -138,7 +143,7 @@ def cjk_run_tails(text: str) -> list[str]:
     """
     if text.isascii():
         return []
-    return [m.group()[-1] for m in _CJK_RUN.finditer(text) if m.end() - m.start() > 1]
+    return [m.group()[-1] for m in _cjk_patterns()[1].finditer(text) if m.end() - m.start() > 1]
 
 
 class QueryTerm(NamedTuple):
