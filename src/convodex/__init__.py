@@ -40,7 +40,20 @@ _EXPORTS = {
     "Unauthorized": "convodex.errors",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "AccessDenied",
+    "Budget",
+    "CatalogError",
+    "ConvodexError",
+    "HistoryService",
+    "InvalidInput",
+    "NotFound",
+    "QueryError",
+    "SearchRequest",
+    "SessionReplayLimitError",
+    "SourceError",
+    "Unauthorized",
+]
 
 
 def __getattr__(name: str) -> Any:
