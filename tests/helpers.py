@@ -11,7 +11,8 @@ from typing import Any
 from click.testing import Result
 
 from convodex.catalog.db import Catalog
-from convodex.catalog.search import Searcher, SearchRequest
+from convodex.catalog.plan import SearchRequest
+from convodex.catalog.search import Searcher
 from convodex.catalog.service import Background, HistoryService
 from convodex.models import to_builtins
 

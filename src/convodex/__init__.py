@@ -10,7 +10,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from convodex.catalog.search import SearchRequest
+    from convodex.catalog.plan import SearchRequest
     from convodex.catalog.service import HistoryService
     from convodex.errors import (
         AccessDenied,
@@ -34,7 +34,7 @@ _EXPORTS = {
     "InvalidInput": "convodex.errors",
     "NotFound": "convodex.errors",
     "QueryError": "convodex.errors",
-    "SearchRequest": "convodex.catalog.search",
+    "SearchRequest": "convodex.catalog.plan",
     "SessionReplayLimitError": "convodex.errors",
     "SourceError": "convodex.errors",
     "Unauthorized": "convodex.errors",

@@ -18,7 +18,7 @@ from typing import Any, Final
 import anyio
 
 from convodex import config
-from convodex.catalog.search import SearchRequest
+from convodex.catalog.plan import SearchRequest
 from convodex.catalog.service import Background, HistoryService
 from convodex.errors import ConvodexError, QueryError
 from convodex.models import Progress, encode, to_builtins

@@ -69,11 +69,13 @@ class ContextMessage(Model):
 
 
 class Hit(Model):
-    """One search hit (L4): where it is, what matched, and the session's facts."""
+    """One search hit (L4, L14): where it is, what matched, and the session's facts."""
 
     session_id: str
     session_path: str
     source_format: str
+    # The agent that wrote the session (the ``agent`` filter's names).
+    agent: str
     message_index: int
     part_index: int
     kind: str
@@ -81,9 +83,16 @@ class Hit(Model):
     tool_name: str | None
     snippet: str
     score: float
+    # The format's own title, else the first user message (≤ 80 characters).
     session_title: str | None
     workspace_root: str | None
+    # The session's workspace path (the ``project`` filter matches it).
+    project: str | None
+    # The message's own time (epoch ms) where its format records one.
+    message_at: int | None
     last_activity_at: int | None
+    # ``<sessionId>#<messageIndex>``: what ``show``, ``export`` and ``resume`` accept.
+    ref: str
     open: bool = False
     running: bool = False
     current: bool = False
@@ -97,6 +106,8 @@ class SearchPage(Model):
     next_cursor: str | None
     revision: int
     stale_cursor: bool
+    # With sub-agent sessions left out (the default): whether they hold a match.
+    subagent_hits: bool
     progress: Progress
 
 

@@ -6,8 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from convodex.errors import QueryError
-from convodex.text.tokens import cjk_run_tails, iter_tokens, parse_query, tokenize
+from convodex.text.tokens import cjk_run_tails, iter_tokens, tokenize
 
 
 @pytest.mark.parametrize(
@@ -45,17 +44,6 @@ def test_spans_point_into_the_original_text() -> None:
 def test_cjk_tails_cover_the_last_character_of_each_run() -> None:
     assert cjk_run_tails("数据库 and 迁移 plus 检") == ["库", "移"]
     assert cjk_run_tails("plain ascii") == []
-
-
-def test_query_with_no_token_is_a_clear_error() -> None:
-    with pytest.raises(QueryError, match="query must contain at least one letter or number"):
-        parse_query("  -- !? ")
-
-
-def test_query_terms_keep_cjk_runs_as_phrases() -> None:
-    terms = parse_query("数据库 cache 迁")
-    assert [t.tokens for t in terms] == [("数据", "据库"), ("cache",), ("迁",)]
-    assert [t.single_cjk for t in terms] == [False, False, True]
 
 
 @given(st.text(max_size=200))

@@ -13,12 +13,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from convodex.catalog.rowids import MESSAGE_LIMIT, PART_LIMIT, TAIL_MARK, doc_rowid
+from convodex.catalog.rowids import MESSAGE_LIMIT, PART_LIMIT, doc_rowid, message_base
 from convodex.errors import SourceError
 from convodex.models import IndexStats
 from convodex.sources.base import Budget, ReadResult, SourceMessage, append_only
 from convodex.sources.discover import FORMATS, FileStat
-from convodex.text.tokens import cjk_run_tails, tokenize
+from convodex.text.query import tool_token
+from convodex.text.tokens import TAIL_MARK, TOOL_MARK, cjk_run_tails, tokenize
+
+TOOL_KINDS = frozenset({"tool_input", "tool_output", "tool_error"})
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
@@ -29,21 +32,23 @@ SIGNATURE_WINDOW = 4096
 SOURCE_FAILURES = (SourceError, OSError, UnicodeError, ValueError, RecursionError, MemoryError)
 
 
-def projection_text(text: str) -> str:
+def projection_text(text: str, tool_name: str | None = None) -> str:
     """What FTS5 receives for a document: tokens, never a copy of the text.
 
     The tables are contentless, so nothing given here is stored except its tokens.
     Pure-ASCII text goes in as is: the FTS5 ``ascii`` tokenizer (``_`` as a token
     character) splits and lower-cases it exactly like tokenizer v1. Anything else is
     tokenized here, with a marked tail for every CJK run (single-character search).
+    A tool's document also carries its tool's name as one marked token (``tool:``).
     """
+    mark = "" if tool_name is None else f" {TOOL_MARK}{tool_token(tool_name)}"
     if text.isascii():
-        return text
+        return text + mark
     tokens = tokenize(text)
     tails = cjk_run_tails(text)
     if tails:
         tokens.extend(TAIL_MARK + t for t in tails)
-    return " ".join(tokens)
+    return " ".join(tokens) + mark
 
 
 def signature(path: str | os.PathLike[str], offset: int) -> bytes:
@@ -85,6 +90,12 @@ class Checkpoint(NamedTuple):
     line_errors: int  # unusable records in this batch
     last_activity_at: int | None
     mtime_ms: int  # the activity time when no message records one
+    # Facts of the read so far (L13, L14): a rebuild replaces the stored ones, an
+    # append only fills what is missing.
+    rebuild: bool
+    first_activity_at: int | None
+    title_index: int | None
+    workspace: str | None
     id: int
 
 
@@ -124,9 +135,13 @@ class Batch:
     first_index: int = 0
     checkpoint: Checkpoint | None = None
     failure: Failure | None = None
+    # (base rowid, time, whether the message recorded it, its own session) per message.
+    messages: list[tuple[int, int, int, str | None]] = field(default_factory=list)
     # The (byte offset, message count) stored when this batch was read.
     expect: tuple[int, int] | None = None
     last_activity: int | None = None
+    first_activity: int | None = None
+    title_index: int | None = None
     size: int = 0
 
     @classmethod
@@ -149,16 +164,20 @@ class Batch:
         if not self.locations:
             self.first_index = message.index
         self.locations.append((message.offset, message.length))
+        base = message_base(self.source_id, message.index, message.subagent)
         for doc in message.documents:
             if doc.part >= PART_LIMIT:
                 continue  # more tool calls in one message than a rowid can name
-            row = (
-                doc_rowid(self.source_id, message.index, doc.part, doc.kind, message.subagent),
-                projection_text(doc.text),
-            )
+            name = doc.tool_name if doc.kind in TOOL_KINDS else None
+            row = (base | doc_rowid(0, 0, doc.part, doc.kind), projection_text(doc.text, name))
             (self.outputs if doc.kind == "tool_output" else self.documents).append(row)
-        if message.created_at is not None:
-            self.last_activity = max(self.last_activity or 0, message.created_at)
+            if doc.kind == "user_text" and self.title_index is None and not message.subagent:
+                self.title_index = message.index
+        at = message.created_at
+        self.messages.append((base, at or 0, at is not None, message.session_id))
+        if at is not None:
+            self.last_activity = max(self.last_activity or 0, at)
+            self.first_activity = min(self.first_activity or at, at)
         self.size += message.length
 
 
@@ -210,22 +229,31 @@ class SourceReader:
         # batch is handed over when full or before it would go over; one message
         # alone over the budget fails the source.
         retained = self.budget.meter(path, "retained")
+        fmt = FORMATS[src.format]
         try:
-            for message in FORMATS[src.format].read(path, result, self.budget):
+            # The session's workspace, re-read whenever its rows are rebuilt.
+            workspace = fmt.info(path).workspace_root if rebuild else None
+            for message in fmt.read(path, result, self.budget):
                 if message.index >= MESSAGE_LIMIT:
                     raise SourceError(str(path), "too many messages in one session")
                 if batch.locations and (
                     batch.size >= BATCH_BYTES or retained.used + message.length > retained.limit
                 ):
                     errors_seen = self._checkpoint(
-                        batch, path, st, result, errors_seen, False, before=message
+                        batch, path, st, result, errors_seen, rebuild, workspace, before=message
                     )
                     yield batch
                     retained.release(retained.used)
-                    batch = Batch(src.id, wipe=False)
+                    # The next batch goes on with the facts of the read so far.
+                    batch = Batch(
+                        src.id,
+                        wipe=False,
+                        first_activity=batch.first_activity,
+                        title_index=batch.title_index,
+                    )
                 retained.add(message.length)
                 batch.add(message)
-            self._checkpoint(batch, path, st, result, errors_seen, True)
+            self._checkpoint(batch, path, st, result, errors_seen, rebuild, workspace)
         except FileNotFoundError:
             self.stats.missing += 1  # vanished while being read
             yield Batch.failed(src.id, "missing", None, None)
@@ -249,12 +277,14 @@ class SourceReader:
         st: FileStat,
         result: ReadResult,
         errors_seen: int,
-        final: bool,
+        rebuild: bool,
+        workspace: str | None,
         before: SourceMessage | None = None,
     ) -> int:
         """Attach the checkpoint that describes exactly the rows up to this batch.
 
-        ``before`` is the message the batch stops short of (already read, not in it).
+        ``before`` is the message the batch stops short of (already read, not in it);
+        without it, this is the source's last batch.
         """
         new_errors = len(result.errors) - errors_seen
         end_offset = result.end_offset if before is None else before.offset
@@ -266,12 +296,16 @@ class SourceReader:
             mtime_ns=st.mtime_ns,
             inode=st.inode,
             signature=signature(path, end_offset),
-            pending=0 if final else 1,
+            pending=0 if before is None else 1,
             error_class=result.errors[-1].error_class if result.errors else None,
             wipe=batch.wipe,
             line_errors=new_errors,
             last_activity_at=batch.last_activity,
             mtime_ms=st.mtime_ns // 1_000_000,
+            rebuild=rebuild,
+            first_activity_at=batch.first_activity,
+            title_index=batch.title_index,
+            workspace=workspace,
             id=batch.source_id,
         )
         self.stats.messages += len(batch.locations)

@@ -27,6 +27,9 @@ from convodex.text.tokens import TOKENIZER_VERSION
 Mode = Literal["disk", "memory", "degraded"]
 SCHEMA_VERSION = len(MIGRATIONS)
 MIN_SQLITE = (3, 43, 0)  # FTS5 contentless_delete
+# What the projection holds beside tokens (marks, message rows); a change rebuilds it.
+# 2: tool-name marks and per-message times.
+PROJECTION_VERSION = 2
 
 
 @dataclass
@@ -139,23 +142,34 @@ def migrate(db: sqlite3.Connection) -> None:
 
 
 def _check_tokenizer(db: sqlite3.Connection) -> None:
-    """A different stored tokenizer version wipes the projection and queues every source."""
-    row = db.execute("SELECT value FROM catalog_meta WHERE key = 'tokenizer_version'").fetchone()
-    if row is not None and int(row[0]) == TOKENIZER_VERSION:
+    """A different stored tokenizer or projection version wipes the projection and
+    queues every source (the catalog is disposable: it is rebuilt from the sources)."""
+    stored = dict(
+        db.execute(
+            "SELECT key, value FROM catalog_meta "
+            "WHERE key IN ('tokenizer_version', 'projection_version')"
+        ).fetchall()
+    )
+    wanted = {
+        "tokenizer_version": str(TOKENIZER_VERSION),
+        "projection_version": str(PROJECTION_VERSION),
+    }
+    if stored == wanted:
         return
     with transaction(db):
-        if row is not None:
+        if stored:
             db.execute("DELETE FROM documents")
             db.execute("DELETE FROM outputs")
             db.execute("DELETE FROM message_spans")
+            db.execute("DELETE FROM messages")
             db.execute(
                 "UPDATE sources SET pending = 1, byte_offset = 0, message_count = 0, "
-                "signature = NULL"
+                "signature = NULL, title_index = NULL, first_activity_at = NULL"
             )
-        db.execute(
-            "INSERT INTO catalog_meta(key, value) VALUES ('tokenizer_version', ?) "
+        db.executemany(
+            "INSERT INTO catalog_meta(key, value) VALUES (?, ?) "
             "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            (str(TOKENIZER_VERSION),),
+            list(wanted.items()),
         )
 
 

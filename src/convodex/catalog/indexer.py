@@ -42,12 +42,24 @@ _UPDATE_CHECKPOINT = (  # parameters: a batches.Checkpoint
     "pending = :pending, health = 'ok', error_class = :error_class, "
     "line_errors = CASE WHEN :wipe THEN :line_errors ELSE line_errors + :line_errors END, "
     "last_activity_at = COALESCE(:last_activity_at, last_activity_at, :mtime_ms), "
+    "first_activity_at = CASE WHEN :rebuild THEN :first_activity_at "
+    "ELSE COALESCE(first_activity_at, :first_activity_at) END, "
+    "title_index = CASE WHEN :rebuild THEN :title_index "
+    "ELSE COALESCE(title_index, :title_index) END, "
+    "workspace = COALESCE(:workspace, workspace), "
     "indexed_at = CAST(unixepoch('subsec') * 1000 AS INTEGER) WHERE id = :id"
+)
+_INSERT_MESSAGES = "INSERT INTO messages(base, at, timed, session_key) VALUES (?, ?, ?, ?)"
+# Messages whose format records no time take their session's last activity (L13).
+_UNTIMED_AT = (
+    "UPDATE messages SET at = (SELECT last_activity_at FROM sources WHERE id = ?) "
+    "WHERE base BETWEEN ? AND ? AND timed = 0"
 )
 _MARK_FAILED = (  # parameters: a batches.Failure
     "UPDATE sources SET health = :health, error_class = :error_class, pending = 0, "
     "byte_offset = 0, message_count = 0, signature = NULL, size = :size, "
-    "mtime_ns = :mtime_ns, inode = :inode WHERE id = :id"
+    "mtime_ns = :mtime_ns, inode = :inode, title_index = NULL, first_activity_at = NULL "
+    "WHERE id = :id"
 )
 
 
@@ -56,6 +68,7 @@ def delete_source_rows(db: sqlite3.Connection, source_id: int) -> None:
     db.execute("DELETE FROM documents WHERE rowid BETWEEN ? AND ?", (low, high))
     db.execute("DELETE FROM outputs WHERE rowid BETWEEN ? AND ?", (low, high))
     db.execute("DELETE FROM message_spans WHERE source_id = ?", (source_id,))
+    db.execute("DELETE FROM messages WHERE base BETWEEN ? AND ?", (low, high))
 
 
 def apply_batch(db: sqlite3.Connection, batch: Batch) -> bool:
@@ -74,8 +87,10 @@ def apply_batch(db: sqlite3.Connection, batch: Batch) -> bool:
     db.executemany(_INSERT_DOCUMENTS, batch.documents)
     db.executemany(_INSERT_OUTPUTS, batch.outputs)
     spans.insert(db, batch.source_id, batch.first_index, batch.locations)
+    db.executemany(_INSERT_MESSAGES, batch.messages)
     if batch.checkpoint is not None:
         db.execute(_UPDATE_CHECKPOINT, batch.checkpoint._asdict())
+        db.execute(_UNTIMED_AT, (batch.source_id, *source_rowid_range(batch.source_id)))
     return True
 
 

@@ -118,3 +118,36 @@ def m001_initial(db: sqlite3.Connection) -> None:
         INSERT INTO outputs(outputs, rank) VALUES ('crisismerge', 64);
         """,
     )
+
+
+@migration
+def m002_session_facts(db: sqlite3.Connection) -> None:
+    execute_script(
+        db,
+        """
+        -- Session facts for filters (L13) and readable hits (L14): metadata, never text.
+        -- The workspace the session ran in (project filters, resume's directory).
+        ALTER TABLE sources ADD COLUMN workspace TEXT;
+        -- The first message's time, for time filters that a whole source can answer.
+        ALTER TABLE sources ADD COLUMN first_activity_at INTEGER;
+        -- The display index of the first user message: read at hydration as the
+        -- title when the format has none (the catalog keeps no text).
+        ALTER TABLE sources ADD COLUMN title_index INTEGER;
+        -- One row per indexed message: its time for time filters and newest/oldest
+        -- order. ``base`` is the first rowid of its documents
+        -- (source_id << 32 | subagent << 31 | message_index << 8), so a document
+        -- finds its message by ``rowid & -256``.
+        CREATE TABLE messages (
+            base INTEGER PRIMARY KEY,
+            -- The message's own time, else its session's last activity at indexing.
+            at INTEGER NOT NULL,
+            -- 1 when ``at`` is the message's own time (hits show only those).
+            timed INTEGER NOT NULL,
+            -- Set when the message's session is not its source's (a file of many).
+            session_key TEXT
+        );
+        -- Newest and oldest first, each with L4 tie order (rowid ascending).
+        CREATE INDEX messages_newest ON messages(at DESC, base);
+        CREATE INDEX messages_oldest ON messages(at, base);
+        """,
+    )

@@ -19,8 +19,8 @@ PART_LIMIT = 1 << (MESSAGE_SHIFT - PART_SHIFT)
 MESSAGE_LIMIT = 1 << (SOURCE_SHIFT - 1 - MESSAGE_SHIFT)
 KIND_BITS: dict[Kind, int] = {kind: i for i, kind in enumerate(KINDS)}
 KIND_OF_BITS: dict[int, Kind] = dict(enumerate(KINDS))
-# A private-use mark: "the last character of a CJK run" (see text.tokens.cjk_run_tails).
-TAIL_MARK = "\ue000"
+# rowid & MESSAGE_MASK is a document's message base (drops part and kind).
+MESSAGE_MASK = -(1 << MESSAGE_SHIFT)
 
 
 def doc_rowid(
@@ -33,6 +33,11 @@ def doc_rowid(
         | (part << PART_SHIFT)
         | KIND_BITS[kind]
     )
+
+
+def message_base(source_id: int, message_index: int, subagent: bool = False) -> int:
+    """The first rowid of a message's documents (its ``messages`` row's key)."""
+    return doc_rowid(source_id, message_index, 0, "user_text", subagent)
 
 
 def split_rowid(rowid: int) -> tuple[int, int, int, Kind]:

@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING
 
 from convodex import config
 from convodex.catalog.db import Catalog, connect, open_catalog
-from convodex.catalog.search import RuntimeState, Searcher, SearchRequest, progress, root_ids_for
+from convodex.catalog.plan import SearchRequest
+from convodex.catalog.search import RuntimeState, Searcher, progress, root_ids_for
 from convodex.errors import NotFound, QueryError
 from convodex.models import (
     AroundResult,

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from convodex import config
-from convodex.catalog.search import SearchRequest
+from convodex.catalog.plan import SearchRequest
 from convodex.catalog.service import HistoryService
 from convodex.cli.options import (
     cache_dir_option,

@@ -13,9 +13,13 @@ import unicodedata
 from collections.abc import Iterator
 from typing import NamedTuple
 
-from convodex.errors import QueryError
-
 TOKENIZER_VERSION = 1
+
+# Marks the catalog projects beside real tokens: private-use characters, which the
+# tokenizer never emits and FTS5's ascii tokenizer keeps inside a token. The last
+# character of every CJK run (one-character search), and a tool's name (``tool:``).
+TAIL_MARK = "\ue000"
+TOOL_MARK = "\ue001"
 
 # CJK scripts that are written without spaces and indexed as bigrams.
 _CJK_RANGES = (
@@ -144,36 +148,3 @@ def cjk_run_tails(text: str) -> list[str]:
     if text.isascii():
         return []
     return [m.group()[-1] for m in _cjk_patterns()[1].finditer(text) if m.end() - m.start() > 1]
-
-
-class QueryTerm(NamedTuple):
-    """One unit of a query: a word, a CJK phrase of bigrams, or a single CJK character."""
-
-    tokens: tuple[str, ...]
-    single_cjk: bool
-
-
-def parse_query(query: str) -> list[QueryTerm]:
-    """Tokenize a query the way documents are tokenized; CJK runs stay phrases."""
-    terms: list[QueryTerm] = []
-    run: list[str] = []
-    last_end = -1
-    for tok in iter_tokens(query):
-        if tok.cjk and run and tok.start == last_end - 1:
-            run.append(tok.text)
-        else:
-            if run:
-                terms.append(QueryTerm(tuple(run), False))
-                run = []
-            if tok.cjk and len(tok.text) == 1:
-                terms.append(QueryTerm((tok.text,), True))
-            elif tok.cjk:
-                run = [tok.text]
-            else:
-                terms.append(QueryTerm((tok.text,), False))
-        last_end = tok.end
-    if run:
-        terms.append(QueryTerm(tuple(run), False))
-    if not terms:
-        raise QueryError("query must contain at least one letter or number")
-    return terms

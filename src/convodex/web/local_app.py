@@ -30,7 +30,7 @@ from starlette.responses import FileResponse, JSONResponse, Response, StreamingR
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from convodex.catalog.search import SearchRequest
+from convodex.catalog.plan import SearchRequest
 from convodex.catalog.service import HistoryService
 from convodex.errors import QueryError
 from convodex.web.errors import error_response, json_errors
@@ -67,13 +67,23 @@ def _flag(request: Request, name: str) -> bool:
 async def search(request: Request) -> Response:
     service = _service(request)
     params = request.query_params
+    # ``latest=1`` is the older spelling of ``sort=newest``.
+    sort = params.get("sort") or ("newest" if _flag(request, "latest") else "relevance")
     search_request = SearchRequest(
         query=params.get("q", ""),
         kinds=params.getlist("kind"),
         limit=_int(request, "limit"),
         cursor=params.get("cursor") or None,
         around=_int(request, "around", 0) or 0,
-        latest=_flag(request, "latest"),
+        sort=sort,
+        include_subagents=_flag(request, "includeSubagents"),
+        agents=params.getlist("agent"),
+        projects=params.getlist("project"),
+        since=params.get("since") or None,
+        until=params.get("until") or None,
+        tools=params.getlist("tool"),
+        roles=params.getlist("role"),
+        sessions=params.getlist("session"),
     )
     # At most one search per core at a time: more threads only trade the GIL back and
     # forth, which lowered throughput and raised every request's latency.

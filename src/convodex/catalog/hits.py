@@ -1,0 +1,267 @@
+"""Hydration (SPEC L4, L14): a chosen candidate becomes a hit people can read.
+
+Only after SQLite has chosen the final candidates is each one's message read from
+its authoritative file (by stored byte offset) to build the snippet and context. A
+candidate whose source no longer says what was indexed is dropped and its source
+queued for reindexing. The session facts a hit carries (agent, project, times, the
+title's source) come from the catalog; the title's words come from the source.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from convodex import config
+from convodex.catalog import spans
+from convodex.catalog.db import Catalog
+from convodex.catalog.rowids import MESSAGE_MASK, split_rowid
+from convodex.errors import NotFound, QueryError
+from convodex.models import ContextMessage, Hit
+from convodex.sqlite import sqlite3
+from convodex.text.query import Query, first_match
+from convodex.text.snippet import collapse_whitespace, head, window
+
+if TYPE_CHECKING:
+    from convodex.sources.base import SessionInfo, SourceMessage
+
+SNIPPET_RADIUS = 80
+CONTEXT_CHARS = 400
+TITLE_CHARS = 80
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeState:
+    """Which sessions are open, running or current in this process: never persisted."""
+
+    open: frozenset[str] = frozenset()
+    running: frozenset[str] = frozenset()
+    current: str | None = None
+
+
+class _InfoCache:
+    """Listing metadata per source file, kept while the file's identity holds.
+
+    A warm process (serve, MCP, the picker) opens a session file for its title once,
+    not once per search.
+    """
+
+    def __init__(self, keep: int = 512) -> None:
+        self._keep = keep
+        self._entries: OrderedDict[tuple[str, int, int], SessionInfo] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, path: str, fmt: str, size: int, mtime_ns: int) -> SessionInfo:
+        key = (path, size, mtime_ns)
+        with self._lock:
+            info = self._entries.get(key)
+            if info is not None:
+                self._entries.move_to_end(key)
+                return info
+        from convodex.sources.discover import FORMATS
+
+        info = FORMATS[fmt].info(Path(path))
+        with self._lock:
+            self._entries[key] = info
+            while len(self._entries) > self._keep:
+                self._entries.popitem(last=False)
+        return info
+
+
+INFO_CACHE = _InfoCache()
+
+
+@dataclass(slots=True)
+class SourceRow:
+    """A source's catalog facts, and what this search learned about its file."""
+
+    id: int
+    path: str
+    format: str
+    session_id: str
+    last_activity_at: int | None
+    workspace: str | None
+    title_index: int | None
+    byte_offset: int
+    size: int | None
+    mtime_ns: int | None
+    inode: int | None
+    changed: bool = False
+    bad: bool = False
+    titles: dict[str | None, str | None] = field(default_factory=dict)
+    messages: dict[int, SourceMessage | None] = field(default_factory=dict)
+
+
+_SOURCE_COLUMNS = (
+    "id, path, format, session_id, last_activity_at, workspace, title_index, byte_offset, "
+    "size, mtime_ns, inode"
+)
+
+
+class Hydrator:
+    """Builds hits for one search from its sources; caches per search what it reads."""
+
+    def __init__(self, catalog: Catalog, runtime: RuntimeState) -> None:
+        self.catalog = catalog
+        self.runtime = runtime
+        self.sources: dict[int, SourceRow | None] = {}
+
+    def source(self, source_id: int) -> SourceRow | None:
+        if source_id in self.sources:
+            return self.sources[source_id]
+        row = self.catalog.db.execute(
+            f"SELECT {_SOURCE_COLUMNS} FROM sources WHERE id = ?", (source_id,)
+        ).fetchone()
+        src = SourceRow(*row) if row is not None else None
+        if src is not None:
+            from convodex.sources.discover import FileStat
+
+            try:
+                st = FileStat.of(src.path)
+            except OSError:
+                src.bad = True
+            else:
+                if st.inode != src.inode or st.size < src.byte_offset:
+                    src.bad = True
+                elif (st.size, st.mtime_ns) != (src.size, src.mtime_ns):
+                    src.changed = True  # appended since indexing: rows still valid, queue it
+        self.sources[source_id] = src
+        return src
+
+    def load(self, src: SourceRow, index: int) -> SourceMessage | None:
+        """One message read from its authoritative file by its stored span."""
+        if index not in src.messages:
+            span = spans.lookup(self.catalog.db, src.id, index)
+            src.messages[index] = None if span is None else self._read(src, index, *span)
+        return src.messages[index]
+
+    def _read(self, src: SourceRow, index: int, offset: int, length: int) -> SourceMessage | None:
+        from convodex.sources.discover import FORMATS
+
+        try:
+            return FORMATS[src.format].load(Path(src.path), offset, length, index)
+        except OSError:
+            return None
+
+    def hit(self, rowid: int, score: float, query: Query, around: int) -> Hit | None:
+        """The hit for one candidate, or None when its source changed underneath."""
+        source_id, index, part, kind = split_rowid(rowid)
+        src = self.source(source_id)
+        if src is None or src.bad:
+            return None
+        message = self.load(src, index)
+        doc = (
+            None
+            if message is None
+            else next((d for d in message.documents if (d.part, d.kind) == (part, kind)), None)
+        )
+        span = None if doc is None else first_match(query, doc.text, kind != "tool_output")
+        if message is None or doc is None or span is None:
+            src.bad = True  # the bytes no longer say what was indexed
+            return None
+        # A file of many conversations (chat export) names each message's own.
+        session_id = message.session_id or src.session_id
+        at = self.catalog.db.execute(
+            "SELECT at FROM messages WHERE base = ? AND timed = 1", (rowid & MESSAGE_MASK,)
+        ).fetchone()
+        hit = Hit(
+            session_id=session_id,
+            session_path=src.path,
+            source_format=src.format,
+            agent=src.format,
+            message_index=index,
+            part_index=part,
+            kind=doc.kind,
+            role=message.role,
+            tool_name=doc.tool_name,
+            snippet=window(doc.text, span[0], span[1], SNIPPET_RADIUS),
+            score=round(-score, 6),
+            session_title=self.title(src, message),
+            workspace_root=src.workspace,
+            project=src.workspace,
+            message_at=None if at is None else int(at[0]),
+            last_activity_at=src.last_activity_at,
+            ref=f"{session_id}#{index}",
+            open=session_id in self.runtime.open,
+            running=session_id in self.runtime.running,
+            current=session_id == self.runtime.current,
+        )
+        if around:
+            hit.around = self.around(src, index, around, around)
+        return hit
+
+    def title(self, src: SourceRow, message: SourceMessage) -> str | None:
+        """The format's own title, else the first user message, else None (L14)."""
+        if message.session_id:  # a conversation inside a file of many
+            return message.title or None
+        if None not in src.titles:
+            src.titles[None] = self._title(src)
+        return src.titles[None]
+
+    def _title(self, src: SourceRow) -> str | None:
+        if src.size is not None and src.mtime_ns is not None:
+            try:
+                info = INFO_CACHE.get(src.path, src.format, src.size, src.mtime_ns)
+            except (OSError, ValueError, RecursionError):
+                info = None
+            if info is not None and info.title:
+                return collapse_whitespace(info.title) or None
+        if src.title_index is None:
+            return None
+        first = self.load(src, src.title_index)
+        text = "" if first is None else first.text()
+        return head(text, TITLE_CHARS) or None
+
+    def around(self, src: SourceRow, index: int, before: int, after: int) -> list[ContextMessage]:
+        out = []
+        for i, offset, length in spans.lookup_range(
+            self.catalog.db, src.id, index - before, index + after
+        ):
+            if i not in src.messages:
+                src.messages[i] = self._read(src, i, offset, length)
+            message = src.messages[i]
+            if message is None:
+                continue
+            out.append(
+                ContextMessage(
+                    message_index=i,
+                    role=message.role,
+                    text=head(message.text(), CONTEXT_CHARS),
+                    hit=i == index,
+                )
+            )
+        return out
+
+    def queue_changed(self) -> None:
+        """Sources that changed since indexing go back in the queue (never when degraded)."""
+        changed = [s.id for s in self.sources.values() if s is not None and (s.bad or s.changed)]
+        if not changed or not self.catalog.writable:
+            return
+        try:
+            with self.catalog.transaction() as db:
+                db.executemany(
+                    "UPDATE sources SET pending = 1, health = CASE WHEN health = 'ok' "
+                    "THEN 'stale' ELSE health END WHERE id = ?",
+                    [(i,) for i in changed],
+                )
+        except sqlite3.OperationalError:
+            pass  # busy: the next scan notices the change anyway
+
+
+def around_path(
+    catalog: Catalog, session_path: str, message_index: int, before: int = 3, after: int = 3
+) -> list[ContextMessage]:
+    """The messages around one message of a session, read from its source."""
+    if not (0 <= before <= config.MAX_AROUND and 0 <= after <= config.MAX_AROUND):
+        raise QueryError(f"before and after must be between 0 and {config.MAX_AROUND}")
+    row = catalog.db.execute("SELECT id FROM sources WHERE path = ?", (session_path,)).fetchone()
+    if row is None:
+        raise NotFound("unknown session")
+    hydrator = Hydrator(catalog, RuntimeState())
+    src = hydrator.source(int(row[0]))
+    if src is None or src.bad:
+        return []
+    return hydrator.around(src, message_index, before, after)
