@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import click
 from convodex import config
 from convodex.catalog.plan import SearchRequest
 from convodex.catalog.service import HistoryService
+from convodex.cli.hits import HitPrinter, use_color
 from convodex.cli.options import (
     cache_dir_option,
     emit_json,
@@ -17,7 +19,8 @@ from convodex.cli.options import (
     root_options,
     roots_or_defaults,
 )
-from convodex.models import IndexReport, IndexStats, Progress, SearchPage
+from convodex.models import IndexReport, IndexStats
+from convodex.text.query import parse
 
 
 def run_index(service: HistoryService, show_progress: bool) -> IndexStats:
@@ -43,19 +46,6 @@ def run_index(service: HistoryService, show_progress: bool) -> IndexStats:
         return service.index(report)
 
 
-def describe_progress(state: Progress) -> str | None:
-    if state.state == "empty":
-        return "the index is empty: run `convodex index` (or search with --wait)"
-    if state.state == "indexing":
-        return (
-            f"index incomplete: {state.indexed} of {state.total} sources indexed, "
-            f"{state.pending} pending; results may be partial (use --wait)"
-        )
-    if state.state == "degraded":
-        return "the catalog is read-only (degraded mode); results may be stale"
-    return None
-
-
 @click.command()
 @root_options
 @json_option
@@ -77,9 +67,28 @@ def index(roots: tuple[str, ...], cache_dir: Path | None, as_json: bool) -> None
         click.echo(f"  failed: {count} × {error_class}")
 
 
-@click.command()
-@click.argument("query")
+@click.command(context_settings={"ignore_unknown_options": True})
+@click.argument("words", nargs=-1, required=True)
+@click.option("--agent", "agents", multiple=True, help="Only this agent's sessions (repeatable).")
+@click.option(
+    "--project",
+    "projects",
+    multiple=True,
+    help="Only sessions in this workspace: a path (or below it) or its last name (repeatable).",
+)
+@click.option("--here", is_flag=True, help="Only sessions of the current directory's project.")
+@click.option("--since", help="Only messages from then on: 2026-11-01, an ISO time, 7d, 12h …")
+@click.option("--until", help="Only messages until then (a date includes that day).")
+@click.option("--tool", "tools", multiple=True, help="Only this tool's calls and results.")
+@click.option("--role", "roles", multiple=True, help="user, assistant or tool (repeatable).")
+@click.option("--session", "sessions", multiple=True, help="Only this session (id or prefix).")
 @click.option("--kind", "kinds", multiple=True, help="Kinds to search (repeatable).")
+@click.option(
+    "--sort",
+    type=click.Choice(["relevance", "newest", "oldest"]),
+    default="relevance",
+    show_default=True,
+)
 @click.option("--limit", type=int, default=config.DEFAULT_SEARCH_LIMIT, show_default=True)
 @click.option("--cursor", help="nextCursor from a previous page.")
 @click.option("--around", type=int, default=0, help="Messages of context before and after.")
@@ -87,30 +96,61 @@ def index(roots: tuple[str, ...], cache_dir: Path | None, as_json: bool) -> None
 @click.option(
     "--include-subagents", is_flag=True, help="Also search sub-agent and headless sessions."
 )
+@click.option(
+    "--color",
+    type=click.Choice(["auto", "always", "never"]),
+    default="auto",
+    show_default=True,
+    help="Mark matched words (auto: on a terminal, unless NO_COLOR is set).",
+)
 @root_options
 @json_option
 def search(
-    query: str,
+    words: tuple[str, ...],
+    agents: tuple[str, ...],
+    projects: tuple[str, ...],
+    here: bool,
+    since: str | None,
+    until: str | None,
+    tools: tuple[str, ...],
+    roles: tuple[str, ...],
+    sessions: tuple[str, ...],
     kinds: tuple[str, ...],
+    sort: str,
     limit: int,
     cursor: str | None,
     around: int,
     wait: bool,
     include_subagents: bool,
+    color: str,
     roots: tuple[str, ...],
     cache_dir: Path | None,
     as_json: bool,
 ) -> None:
-    """Search the catalog. Never scans directories unless --wait is given."""
+    """Search the catalog for QUERY. Never scans directories unless --wait is given.
+
+    \b
+    QUERY: words (all must match), "exact phrases", a OR b, -word or NOT word,
+    prefix*, (groups), and qualifiers agent: project: kind: tool: role: session:
+    since: until: (e.g. project:"my app" since:7d). A query may start with -.
+    """
     # Given roots limit the search to them; --wait indexes them (or the defaults) first.
     root_list = roots_or_defaults(roots) if roots or wait else []
     request = SearchRequest(
-        query=query,
+        query=" ".join(words),
         kinds=kinds,
         limit=limit,
         cursor=cursor,
         around=around,
+        sort=sort,
         include_subagents=include_subagents,
+        agents=agents,
+        projects=(*projects, os.getcwd()) if here else projects,
+        since=since,
+        until=until,
+        tools=tools,
+        roles=roles,
+        sessions=sessions,
     )
     with HistoryService.open(cache_dir, root_list, scoped=bool(roots)) as service:
         if wait:
@@ -119,29 +159,7 @@ def search(
     if as_json:
         emit_json(page)
         return
-    print_hits(page)
-
-
-def print_hits(page: SearchPage) -> None:
-    note = describe_progress(page.progress)
-    if page.stale_cursor:
-        click.echo("the catalog changed since that cursor: search again from the start", err=True)
-    if note:
-        click.echo(note, err=True)
-    if not page.hits:
-        click.echo("no hits")
-    for hit in page.hits:
-        title = hit.session_title or hit.session_id
-        where = f"{hit.session_path}#{hit.message_index}"
-        tool = f" {hit.tool_name}" if hit.tool_name else ""
-        click.secho(f"{title}  ", bold=True, nl=False)
-        click.secho(f"[{hit.kind}{tool}] {where}", dim=True)
-        click.echo(f"  {hit.snippet}")
-        for ctx in hit.around or ():
-            marker = ">" if ctx.hit else " "
-            click.echo(f"   {marker} {ctx.message_index:>4} {ctx.role:<9} {ctx.text[:160]}")
-    if page.next_cursor:
-        click.echo(f"more: --cursor {page.next_cursor}")
+    HitPrinter(use_color(color), parse(request.query)).page(page)
 
 
 @click.command()
@@ -160,6 +178,6 @@ def demo(cache_dir: Path | None, query: str) -> None:
             f"indexed {stats.indexed} sources ({stats.messages} messages) in "
             f"{stats.seconds:.2f} s from {', '.join(map(str, roots))}"
         )
-        click.echo(f"$ convodex search {query!r}")
+        click.echo(f"$ convodex search {query}")
         page = service.search(SearchRequest(query=query, limit=5, around=1))
-    print_hits(page)
+    HitPrinter(use_color("auto"), parse(query)).page(page)

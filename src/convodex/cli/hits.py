@@ -1,0 +1,139 @@
+"""Hits as people read them in a terminal (SPEC L14): grouped per session, marked.
+
+Each session gets one header line (title · agent · project · date), then its hits
+with the matched words marked on a terminal (``--color``; ``NO_COLOR`` honoured),
+home paths shortened to ``~``; the page ends with its counts and how to go on.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from datetime import datetime
+from pathlib import Path
+
+import click
+
+from convodex.models import Hit, Progress, SearchPage
+from convodex.text.query import Query, highlights
+
+
+def use_color(choice: str) -> bool:
+    """``always``, ``never``, or ``auto``: on a terminal unless ``NO_COLOR`` is set."""
+    if choice == "always":
+        return True
+    if choice == "never":
+        return False
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+
+
+def short_path(path: str | None) -> str:
+    """``/home/me/app`` → ``~/app``."""
+    if not path:
+        return ""
+    home = str(Path.home())
+    if path == home:
+        return "~"
+    if path.startswith(home.rstrip("/") + "/"):
+        return "~" + path[len(home.rstrip("/")) :]
+    return path
+
+
+def local_time(epoch_ms: int | None) -> str:
+    if epoch_ms is None:
+        return ""
+    return datetime.fromtimestamp(epoch_ms / 1000).strftime("%Y-%m-%d %H:%M")
+
+
+def agent_label(agent: str) -> str:
+    return agent.replace("_", "-")
+
+
+def describe_progress(state: Progress) -> str | None:
+    """A line for stderr when the index is not complete, else None."""
+    if state.state == "empty":
+        return "the index is empty: run `convodex index` (or search with --wait)"
+    if state.state == "indexing":
+        return (
+            f"index incomplete: {state.indexed} of {state.total} sources indexed, "
+            f"{state.pending} pending; results may be partial (use --wait)"
+        )
+    if state.state == "degraded":
+        return "the catalog is read-only (degraded mode); results may be stale"
+    return None
+
+
+class HitPrinter:
+    """Prints pages of hits for one query."""
+
+    def __init__(self, color: bool, query: Query) -> None:
+        self.color = color
+        self.query = query
+
+    def echo(self, text: str = "", err: bool = False) -> None:
+        # click strips styles when not on a terminal unless told to keep them.
+        click.echo(text, err=err, color=self.color)
+
+    def page(self, page: SearchPage) -> None:
+        if page.stale_cursor:
+            self.echo(
+                "the catalog changed since that cursor: search again from the start", err=True
+            )
+        note = describe_progress(page.progress)
+        if note:
+            self.echo(note, err=True)
+        groups: dict[str, list[Hit]] = {}
+        for hit in page.hits:
+            groups.setdefault(f"{hit.session_id}\0{hit.session_path}", []).append(hit)
+        for n, hits in enumerate(groups.values()):
+            if n:
+                self.echo()
+            self.session(hits)
+        self.echo(self.summary(page, len(groups)))
+        if page.subagent_hits:
+            self.echo("sub-agent sessions match too: add --include-subagents to see them")
+
+    def session(self, hits: list[Hit]) -> None:
+        first = hits[0]
+        title = first.session_title or first.session_id
+        facts = [agent_label(first.agent), short_path(first.project)]
+        facts.append(local_time(first.last_activity_at))
+        header = " · ".join([title, *(f for f in facts if f)])
+        self.echo(click.style(header, bold=True) if self.color else header)
+        for hit in hits:
+            label = hit.kind if hit.tool_name is None else f"{hit.kind} {hit.tool_name}"
+            where = (
+                click.style(f"#{hit.message_index}", dim=True)
+                if self.color
+                else (f"#{hit.message_index}")
+            )
+            self.echo(f"  {where} {label}: {self.mark(hit.snippet)}")
+            for ctx in hit.around or ():
+                marker = ">" if ctx.hit else " "
+                text = " ".join(ctx.text.split())[:160]
+                self.echo(f"     {marker} #{ctx.message_index} {ctx.role}: {text}")
+
+    def mark(self, snippet: str) -> str:
+        """The snippet with the query's matched words in bold colour (on a terminal)."""
+        if not self.color:
+            return snippet
+        out, at = [], 0
+        for start, end in highlights(self.query, snippet):
+            out.append(snippet[at:start])
+            out.append(click.style(snippet[start:end], bold=True, fg="yellow"))
+            at = end
+        out.append(snippet[at:])
+        return "".join(out)
+
+    @staticmethod
+    def summary(page: SearchPage, sessions: int) -> str:
+        if not page.hits:
+            return "no hits"
+        hits = len(page.hits)
+        line = (
+            f"{hits} hit{'' if hits == 1 else 's'} in {sessions} "
+            f"session{'' if sessions == 1 else 's'}"
+        )
+        if page.next_cursor:
+            line += f" · more: --cursor {page.next_cursor}"
+        return line
