@@ -74,3 +74,69 @@ def search(catalog: Catalog, query: str, **options: Any) -> dict[str, Any]:
 def service(cache_dir: Path, roots: list[Path], **background: Any) -> HistoryService:
     """A history service whose background work (once started) uses these settings."""
     return HistoryService.open(cache_dir, roots, background=Background(**background))
+
+
+def iso(epoch_ms: int) -> str:
+    """An ISO 8601 UTC time the way agents write it."""
+    from datetime import UTC, datetime
+
+    return datetime.fromtimestamp(epoch_ms / 1000, UTC).isoformat().replace("+00:00", "Z")
+
+
+def write_claude_session(
+    root: Path, session_id: str, cwd: str, turns: list[tuple[str, str, int]]
+) -> Path:
+    """A Claude Code transcript (``<root>/<slug>/<id>.jsonl``): (role, text, epoch ms)."""
+    folder = root / cwd.strip("/").replace("/", "-")
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{session_id}.jsonl"
+    lines, parent = [], None
+    for n, (role, text, at) in enumerate(turns):
+        uuid = f"{session_id}-{n}"
+        content: Any = text if role == "user" else [{"type": "text", "text": text}]
+        lines.append(
+            {
+                "type": role,
+                "uuid": uuid,
+                "parentUuid": parent,
+                "sessionId": session_id,
+                "cwd": cwd,
+                "timestamp": iso(at),
+                "message": {"role": role, "content": content},
+            }
+        )
+        parent = uuid
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), "utf-8")
+    return path
+
+
+def write_codex_rollout(
+    root: Path, session_id: str, cwd: str, turns: list[tuple[str, str, int]]
+) -> Path:
+    """A Codex rollout (``<root>/YYYY/MM/DD/rollout-…-<id>.jsonl``): (role, text, epoch ms)."""
+    folder = root / "2026" / "11" / "01"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"rollout-2026-11-01T00-00-00-{session_id}.jsonl"
+    start = turns[0][2] if turns else 0
+    lines: list[dict[str, Any]] = [
+        {
+            "timestamp": iso(start),
+            "type": "session_meta",
+            "payload": {"id": session_id, "timestamp": iso(start), "cwd": cwd},
+        }
+    ]
+    for role, text, at in turns:
+        kind = "input_text" if role == "user" else "output_text"
+        lines.append(
+            {
+                "timestamp": iso(at),
+                "type": "response_item",
+                "payload": {
+                    "type": "message",
+                    "role": role,
+                    "content": [{"type": kind, "text": text}],
+                },
+            }
+        )
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), "utf-8")
+    return path

@@ -30,12 +30,18 @@ from helpers import write_session
 SNAPSHOT = Path(__file__).parent / "snapshots" / "history_search_tool.json"
 SECRET = "quasar"  # a query word that must never reach the server's stderr
 
+NEW_YEAR = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 SESSION = [
-    {"role": "user", "content": "the deploy keeps failing on the staging box"},
-    {"role": "assistant", "content": "Let me look at the logs."},
-    {"role": "user", "content": f"the {SECRET} migration times out after ten minutes"},
-    {"role": "assistant", "content": "Raise the statement timeout for that migration."},
-    {"role": "user", "content": "that fixed it, thanks"},
+    {"role": role, "content": text, "createdAt": NEW_YEAR + n * 60_000}
+    for n, (role, text) in enumerate(
+        [
+            ("user", "the deploy keeps failing on the staging box"),
+            ("assistant", "Let me look at the logs."),
+            ("user", f"the {SECRET} migration times out after ten minutes"),
+            ("assistant", "Raise the statement timeout for that migration."),
+            ("user", "that fixed it, thanks"),
+        ]
+    )
 ]
 
 Session = Callable[[ClientSession], Awaitable[None]]
@@ -94,6 +100,11 @@ def test_snapshot_pins_the_tool_contract() -> None:
         "messageIndex",
         "before",
         "after",
+        "agent",
+        "project",
+        "since",
+        "until",
+        "sort",
     ]
 
 
@@ -122,12 +133,16 @@ def test_list_search_and_around_over_stdio(root: Path, cache_dir: Path, tmp_path
                 break
             assert time.monotonic() < deadline, "search never found the message"
             await anyio.sleep(0.2)
-        assert body_json["progress"]["state"] == "complete"
+        assert "progress" not in body_json  # compact: only said while incomplete
         hit = body_json["hits"][0]
         assert hit["sessionPath"] == str(path)
         assert hit["messageIndex"] == 2 and hit["kind"] == "user_text"
         assert SECRET in hit["snippet"]
         assert hit["sessionTitle"] == "Staging deploys"
+        assert hit["ref"] == "deploys#2" and hit["agent"] == "session_log"
+        assert hit["at"] == "2026-01-01T00:02:00Z"
+        # Compact: no null or false fields.
+        assert None not in hit.values() and False not in hit.values()
         seen["hit"] = hit
 
         around = await session.call_tool(
@@ -203,7 +218,7 @@ def test_tool_defaults_and_validation(root: Path, catalog: Catalog) -> None:
     assert len(first["hits"]) == 20 and first["nextCursor"]
     assert all(h["kind"] != "tool_output" for h in first["hits"])
     second = json.loads(tool.call({"query": "orbit", "cursor": first["nextCursor"]}))
-    assert len(second["hits"]) == 5 and second["nextCursor"] is None
+    assert len(second["hits"]) == 5 and "nextCursor" not in second
     outputs = json.loads(tool.call({"query": "orbit", "kinds": ["tool_output"]}))
     assert [h["kind"] for h in outputs["hits"]] == ["tool_output"]
 
@@ -224,6 +239,32 @@ def test_tool_defaults_and_validation(root: Path, catalog: Catalog) -> None:
     for args, message in cases:
         with pytest.raises(ConvodexError, match=message):
             tool.call(args)
+
+
+def test_filters_sort_and_an_empty_history(root: Path, catalog: Catalog) -> None:
+    tool = HistoryTool(HistoryService(catalog, [root.resolve()], scope=[root.resolve()]))
+    Indexer(catalog).run([root.resolve()])
+    note, result = split(tool.call({"query": SECRET}))
+    assert note == "no transcripts were found: there is nothing to search yet"
+    assert result["hits"] == []
+    write_session(root, "alpha", SESSION, {"workspace_root": "/srv/alpha"})
+    later = [{**m, "createdAt": m["createdAt"] + 86_400_000} for m in SESSION]
+    write_session(root, "beta", later, {"workspace_root": "/srv/beta"})
+    Indexer(catalog).run([root.resolve()])
+
+    def refs(**args: Any) -> list[str]:
+        return [h["ref"] for h in json.loads(tool.call({"query": "migration", **args}))["hits"]]
+
+    assert sorted(refs(project="beta")) == ["beta#2", "beta#3"]
+    assert refs(sort="newest", kinds=["user_text"]) == ["beta#2", "alpha#2"]
+    assert refs(sort="oldest", kinds=["user_text"]) == ["alpha#2", "beta#2"]
+    assert refs(since="2026-01-02", kinds=["user_text"]) == ["beta#2"]
+    assert refs(until="2026-01-01", kinds=["user_text"]) == ["alpha#2"]
+    assert refs(agent="session-log", kinds=["user_text"]) == ["alpha#2", "beta#2"]
+    with pytest.raises(ConvodexError, match="unknown agent"):
+        tool.call({"query": "migration", "agent": "nobody"})
+    with pytest.raises(ConvodexError, match="sort must be one of"):
+        tool.call({"query": "migration", "sort": "random"})
 
 
 def test_progress_line() -> None:

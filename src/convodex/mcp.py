@@ -18,10 +18,10 @@ from typing import Any, Final
 import anyio
 
 from convodex import config
-from convodex.catalog.plan import SearchRequest
+from convodex.catalog.plan import SORTS, SearchRequest
 from convodex.catalog.service import Background, HistoryService
 from convodex.errors import ConvodexError, QueryError
-from convodex.models import Progress, encode, to_builtins
+from convodex.models import CompactHit, CompactPage, Hit, Progress, encode, to_builtins
 from convodex.text.documents import DEFAULT_KINDS, KINDS
 
 TOOL_NAME: Final = "history_search"
@@ -35,12 +35,14 @@ RESCAN_SECONDS: Final = 30.0
 TOOL_DESCRIPTION: Final = (
     "Search every past conversation with AI agents on this machine: what the user asked, "
     "what the agent answered, the tool calls it made and the errors they returned. "
-    'operation "search" ranks messages by relevance to `query` (all words must match) and '
-    "returns hits with sessionPath, messageIndex and a snippet; pass `nextCursor` back as "
-    '`cursor` for the next page. operation "around" returns the messages before and after '
-    "`messageIndex` in the session at `sessionPath`, to read a hit in context. "
-    "The result is JSON. While the index is still being built its first line says "
-    '"index is still building (indexed/total); results may be incomplete".'
+    'operation "search" ranks messages by relevance to `query` (all words must match; '
+    '"quoted phrases", OR, -word and prefix* work too), optionally only one `agent`, '
+    "`project`, or time range (`since`, `until`), or newest first (`sort`), and returns "
+    "compact hits with a `ref`, sessionPath, messageIndex and a short snippet; pass "
+    '`nextCursor` back as `cursor` for the next page. operation "around" returns the '
+    "messages before and after `messageIndex` in the session at `sessionPath`, to read a "
+    "hit in context. The result is JSON. While the index is still being built its first "
+    'line says "index is still building (indexed/total); results may be incomplete".'
 )
 
 INPUT_SCHEMA: Final[dict[str, Any]] = {
@@ -99,6 +101,30 @@ INPUT_SCHEMA: Final[dict[str, Any]] = {
             "default": DEFAULT_CONTEXT,
             "description": "around: how many messages after messageIndex.",
         },
+        "agent": {
+            "type": "string",
+            "description": "search: only this agent's sessions, e.g. claude-code, codex, gemini.",
+        },
+        "project": {
+            "type": "string",
+            "description": "search: only sessions in this workspace: its path, a directory "
+            "above it, or its last path component.",
+        },
+        "since": {
+            "type": "string",
+            "description": "search: only messages from then on: an ISO 8601 date or date-time, "
+            "or relative like 30m, 12h, 7d, 2w, 6mo, 1y.",
+        },
+        "until": {
+            "type": "string",
+            "description": "search: only messages until then (a date includes that whole day).",
+        },
+        "sort": {
+            "type": "string",
+            "enum": list(SORTS),
+            "default": "relevance",
+            "description": "search: relevance, or by message time: newest or oldest first.",
+        },
     },
     "additionalProperties": False,
 }
@@ -111,10 +137,14 @@ def tool_definition() -> dict[str, Any]:
 
 def progress_line(progress: Progress) -> str | None:
     """The first line of a result whose index is not complete, else None."""
-    if progress.state == "complete":
-        return None
     if progress.state == "degraded":
         return "index is read-only (degraded mode); results may be stale"
+    if progress.total == 0:
+        if progress.state == "empty":
+            return "the first scan of the transcript folders has not finished yet"
+        return "no transcripts were found: there is nothing to search yet"
+    if progress.state == "complete":
+        return None
     return (
         f"index is still building ({progress.indexed}/{progress.total}); results may be incomplete"
     )
@@ -125,6 +155,43 @@ def render(result: Any, progress: Progress) -> str:
     body = encode(result).decode("utf-8")
     note = progress_line(progress)
     return body if note is None else f"{note}\n{body}"
+
+
+COMPACT_SNIPPET = 120
+
+
+def compact_hit(hit: Hit) -> CompactHit:
+    """A hit for an agent's context: no null or false fields, ISO times, a short snippet."""
+    return CompactHit(
+        ref=hit.ref,
+        session_title=hit.session_title,
+        agent=hit.agent,
+        project=hit.project,
+        kind=hit.kind,
+        role=hit.role,
+        tool_name=hit.tool_name,
+        snippet=shorten(hit.snippet, COMPACT_SNIPPET),
+        at=iso_time(hit.message_at if hit.message_at is not None else hit.last_activity_at),
+        session_path=hit.session_path,
+        message_index=hit.message_index,
+    )
+
+
+def shorten(snippet: str, length: int) -> str:
+    """The middle ``length`` characters of a snippet (its match sits in the middle)."""
+    if len(snippet) <= length:
+        return snippet
+    cut = (len(snippet) - length) // 2
+    return "…" + snippet[cut : cut + length].strip(" …") + "…"
+
+
+def iso_time(epoch_ms: int | None) -> str | None:
+    if epoch_ms is None:
+        return None
+    from datetime import UTC, datetime
+
+    moment = datetime.fromtimestamp(epoch_ms / 1000, UTC).isoformat(timespec="seconds")
+    return moment.replace("+00:00", "Z")
 
 
 def _integer(args: Mapping[str, Any], name: str, default: int, low: int, high: int) -> int:
@@ -180,11 +247,27 @@ class HistoryTool:
         if not kinds:
             raise QueryError("kinds must name at least one kind")
         limit = _integer(args, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
+        agent, project = _string(args, "agent"), _string(args, "project")
         request = SearchRequest(
-            query=query, kinds=kinds, limit=limit, cursor=_string(args, "cursor")
+            query=query,
+            kinds=kinds,
+            limit=limit,
+            cursor=_string(args, "cursor"),
+            sort=_string(args, "sort") or "relevance",
+            agents=(agent,) if agent else (),
+            projects=(project,) if project else (),
+            since=_string(args, "since"),
+            until=_string(args, "until"),
         )
         page = self.service.search(request)
-        return render(page, page.progress)
+        compact = CompactPage(
+            hits=[compact_hit(hit) for hit in page.hits],
+            next_cursor=page.next_cursor,
+            stale_cursor=page.stale_cursor,
+            subagent_hits=page.subagent_hits,
+            progress=None if page.progress.state == "complete" else page.progress,
+        )
+        return render(compact, page.progress)
 
     def _around(self, args: Mapping[str, Any]) -> str:
         path = _string(args, "sessionPath")

@@ -17,6 +17,8 @@ __all__ = [
     "UNSET",
     "AroundResult",
     "CatalogReport",
+    "CompactHit",
+    "CompactPage",
     "ContextMessage",
     "Event",
     "Hit",
@@ -109,6 +111,33 @@ class SearchPage(Model):
     # With sub-agent sessions left out (the default): whether they hold a match.
     subagent_hits: bool
     progress: Progress
+
+
+class CompactHit(Model, kw_only=True, omit_defaults=True):
+    """A hit for an agent's context (L14): no null or false fields, ISO 8601 time."""
+
+    ref: str
+    session_title: str | None = None
+    agent: str
+    project: str | None = None
+    kind: str
+    role: str
+    tool_name: str | None = None
+    snippet: str
+    # The message's time, else its session's last activity (ISO 8601, UTC).
+    at: str | None = None
+    session_path: str
+    message_index: int
+
+
+class CompactPage(Model, kw_only=True, omit_defaults=True):
+    """A page of compact hits; ``progress`` only while the index is incomplete."""
+
+    hits: list[CompactHit]
+    next_cursor: str | None = None
+    stale_cursor: bool = False
+    subagent_hits: bool = False
+    progress: Progress | None = None
 
 
 class AroundResult(Model):

@@ -77,6 +77,33 @@ def test_search_tree_session_and_around(root: Path, cache_dir: Path) -> None:
         ]
 
 
+def test_search_filters_and_orders_over_http(root: Path, cache_dir: Path) -> None:
+    day = 86_400_000
+    for n, project in enumerate(["/srv/a", "/srv/b", "/srv/a"]):
+        messages = [
+            {"role": "user", "content": f"heron sighting {n}", "createdAt": (n + 1) * day},
+            {"role": "assistant", "content": "noted heron", "createdAt": (n + 1) * day + 1},
+        ]
+        write_session(root, f"s{n}", messages, {"workspace_root": project})
+    with serving(service(cache_dir, [root])) as client:
+        wait_for(lambda: progress(client)["state"] == "complete")
+
+        def refs(**params: Any) -> list[str]:
+            answer = client.get("/search", params={"q": "heron", **params})
+            assert answer.status_code == 200, answer.text
+            return [h["ref"] for h in answer.json()["hits"]]
+
+        assert refs(sort="newest", role="user") == ["s2#0", "s1#0", "s0#0"]
+        assert refs(latest=1, role="user") == ["s2#0", "s1#0", "s0#0"]  # the older spelling
+        assert refs(sort="oldest", role="user") == ["s0#0", "s1#0", "s2#0"]
+        assert sorted(refs(project="/srv/a", kind="user_text")) == ["s0#0", "s2#0"]
+        assert refs(q="heron project:b", kind="user_text") == ["s1#0"]
+        assert refs(session="s1", sort="oldest") == ["s1#0", "s1#1"]
+        assert refs(until="1970-01-02T12:00:00Z", sort="oldest") == ["s0#0", "s0#1"]
+        bad = client.get("/search", params={"q": "heron", "sort": "sideways"})
+        assert bad.status_code == 400 and "sort must be one of" in bad.json()["error"]
+
+
 def test_one_error_shape(root: Path, cache_dir: Path) -> None:
     with serving(service(cache_dir, [root])) as client:
         cases: list[tuple[str, dict[str, Any], int]] = [

@@ -81,7 +81,7 @@ class Where:
         self.params.extend(params)
 
     def text(self) -> str:
-        return "".join(f" AND {c}" for c in self.sql)
+        return "".join(f" AND ({c})" for c in self.sql)
 
 
 @dataclass
@@ -126,29 +126,31 @@ class Plan:
         sub-agent sessions would have matched (``subagentHits``).
         """
         where = Where()
+        # Qualified: inside a subquery on ``messages``, a bare ``rowid`` is its own.
+        rowid = f"{table}.rowid"
         main = [k for k in self.kinds if k != "tool_output"]
         if table == "documents" and len(main) < len(KINDS) - 1:
-            where.add(f"(rowid & 7) IN ({_marks(main)})", *(KIND_BITS[k] for k in main))
+            where.add(f"({rowid} & 7) IN ({_marks(main)})", *(KIND_BITS[k] for k in main))
         if self.sources_sql is not None:
             where.add(
-                f"(rowid >> {SOURCE_SHIFT}) IN (SELECT id FROM sources WHERE {self.sources_sql})",
+                f"({rowid} >> {SOURCE_SHIFT}) IN (SELECT id FROM sources WHERE {self.sources_sql})",
                 *self.sources_params,
             )
         if subagents:
             where.add(
-                f"((rowid & {SUBAGENT_BIT}) != 0 OR (rowid >> {SOURCE_SHIFT}) IN "
+                f"(({rowid} & {SUBAGENT_BIT}) != 0 OR ({rowid} >> {SOURCE_SHIFT}) IN "
                 "(SELECT id FROM sources WHERE subagent = 1))"
             )
         elif not self.include_subagents:
             # Sub-agent and headless sessions, and sub-agent work inside a parent's
             # file, are left out unless asked for: inside SQL, before ranking.
             where.add(
-                f"(rowid & {SUBAGENT_BIT}) = 0 AND (rowid >> {SOURCE_SHIFT}) NOT IN "
+                f"({rowid} & {SUBAGENT_BIT}) = 0 AND ({rowid} >> {SOURCE_SHIFT}) NOT IN "
                 "(SELECT id FROM sources WHERE subagent = 1)"
             )
         if self.since is not None or self.until is not None:
             where.add(
-                f"(SELECT at FROM messages WHERE base = rowid & {MESSAGE_MASK}) BETWEEN ? AND ?",
+                f"(SELECT at FROM messages WHERE base = {rowid} & {MESSAGE_MASK}) BETWEEN ? AND ?",
                 self.since if self.since is not None else -(2**62),
                 self.until if self.until is not None else 2**62,
             )
@@ -156,9 +158,9 @@ class Plan:
             # A file of many sessions: a message of another session than its source's
             # counts only when its own session is named.
             keys = _marks(self.session_keys)
-            named = f"(SELECT session_key FROM messages WHERE base = rowid & {MESSAGE_MASK})"
+            named = f"(SELECT session_key FROM messages WHERE base = {rowid} & {MESSAGE_MASK})"
             where.add(
-                f"(({named}) IS NULL AND (rowid >> {SOURCE_SHIFT}) IN (SELECT id FROM sources "
+                f"(({named}) IS NULL AND ({rowid} >> {SOURCE_SHIFT}) IN (SELECT id FROM sources "
                 f"WHERE session_id IN ({keys}))) OR ({named}) IN ({keys})",
                 *self.session_keys,
                 *self.session_keys,
