@@ -1,0 +1,292 @@
+"""Cline (CLI/SDK and VS Code extension), Roo Code and Kilo Code task histories.
+
+Cline CLI/SDK: ``~/.cline/data/sessions/<id>/<id>.messages.json`` (``{version,
+sessionId, agent, messages: [{id, role, content, ts, metadata}]}``) beside the
+manifest ``<id>.json`` (cwd, title, times, ``metadata.fork.forkedFromSessionId``).
+Compaction rewrites the file: what it removed is gone from disk; the summary
+message (``metadata.kind`` ``compaction_summary``) and the ``<SYSTEM_NOTICE>``
+blocks it appends to kept prompts are not user text. A messages file whose
+``agent`` is not the ``lead`` belongs to a spawned sub-agent.
+
+VS Code extensions (Cline ``saoudrizwan.claude-dev``, Roo Code
+``rooveterinaryinc.roo-cline``, Kilo Code ``kilocode.kilo-code``):
+``<globalStorage>/<extension>/tasks/<task id>/api_conversation_history.json``, a
+JSON array of Anthropic-style messages; restoring a checkpoint truncates it, so the
+file is the effective branch. ``<environment_details>`` blocks are context, not
+user text; results of XML-style tools arrive as user text ``[tool for 'x']
+Result:`` and are read as tool output. The title and workspace come from Cline's
+``state/taskHistory.json`` when it is there.
+
+Each message's byte span is its array element (``jsonspan``); nothing else is
+decoded until a message is built.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from collections.abc import Iterator
+from functools import partial
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import msgspec
+
+from convodex.sources import jsonspan
+from convodex.sources.base import (
+    Budget,
+    NamedResultsFormat,
+    ReadResult,
+    SessionInfo,
+    SourceMessage,
+    messages_at,
+)
+from convodex.sources.claude_code import parse_time
+from convodex.sources.content import Parts, block_text
+
+NAME = "cline"
+MESSAGES_SUFFIX = ".messages.json"
+TASK_FILE = "api_conversation_history.json"
+EXTENSIONS = {
+    NAME: "saoudrizwan.claude-dev",
+    "roo_code": "rooveterinaryinc.roo-cline",
+    "kilo_code": "kilocode.kilo-code",
+}
+_INJECTED = ("<SYSTEM_NOTICE>", "<environment_details>")
+_ENVIRONMENT = re.compile(r"<environment_details>.*?(?:</environment_details>|$)", re.S)
+_WRAPPERS = re.compile(r"</?(?:task|feedback|answer|user_message)>")
+_TOOL_RESULT = re.compile(r"\A\[(\w+)(?: for [^\n]*?)?\] Result:[ \t]*\n?")
+
+
+class _Metadata(msgspec.Struct):
+    kind: str | None = None
+
+
+class _Message(msgspec.Struct):
+    role: str | None = None
+    content: Any = None
+    ts: int | float | None = None
+    metadata: _Metadata | None = None
+
+
+class _Call(msgspec.Struct):
+    type: str | None = None
+    id: str | None = None
+    name: str | None = None
+
+
+class _Calls(msgspec.Struct):
+    content: list[_Call] | str | None = None
+
+
+class _CallsFile(msgspec.Struct):
+    messages: list[_Calls] = []
+
+
+class _Header(msgspec.Struct):
+    sessionId: str | None = None  # noqa: N815 - the format's own keys
+    agent: str | None = None
+
+
+class _Fork(msgspec.Struct):
+    forkedFromSessionId: str | None = None  # noqa: N815
+
+
+class _ManifestMeta(msgspec.Struct):
+    title: str | None = None
+    fork: _Fork | None = None
+
+
+class _Manifest(msgspec.Struct):
+    session_id: str | None = None
+    cwd: str | None = None
+    workspace_root: str | None = None
+    started_at: str | None = None
+    ended_at: str | None = None
+    prompt: str | None = None
+    metadata: _ManifestMeta | None = None
+
+
+class _HistoryItem(msgspec.Struct):
+    id: str | None = None
+    ts: int | float | None = None
+    task: str | None = None
+    cwdOnTaskInitialization: str | None = None  # noqa: N815
+    workspace: str | None = None
+
+
+_decode_message = msgspec.json.Decoder(_Message).decode
+_decode_calls_list = msgspec.json.Decoder(list[_Calls]).decode
+_decode_calls_file = msgspec.json.Decoder(_CallsFile).decode
+_decode_header = msgspec.json.Decoder(_Header).decode
+_decode_manifest = msgspec.json.Decoder(_Manifest).decode
+_decode_history = msgspec.json.Decoder(list[_HistoryItem]).decode
+
+
+def _result_text(content: Any) -> str:
+    """SDK tool results are ``[{query, result | error}]``: each query with what it gave."""
+    if not isinstance(content, list) or not all(isinstance(c, dict) for c in content):
+        return block_text(content)
+    texts = []
+    for item in content:
+        for key in ("query", "result", "error"):
+            value = item.get(key)
+            texts.append(value if isinstance(value, str) else block_text(value))
+    return "\n".join(t for t in texts if t)
+
+
+def _user_parts(content: Any, parts: Parts) -> None:
+    """A user message: prompts, tool results (blocks or legacy text), no injected context."""
+    for part in content if isinstance(content, list) else [content]:
+        text = part if isinstance(part, str) else None
+        if isinstance(part, dict) and part.get("type") == "text":
+            text = part.get("text") if isinstance(part.get("text"), str) else ""
+        if isinstance(part, dict) and part.get("type") == "tool_result":
+            content = part.get("content")
+            items = content if isinstance(content, list) else []
+            failed = part.get("is_error") is True or any(
+                isinstance(i, dict) and (i.get("success") is False or bool(i.get("error")))
+                for i in items
+            )
+            parts.result(part.get("tool_use_id"), part.get("name"), _result_text(content), failed)
+            continue
+        if text is None:
+            continue  # files and images are no documents
+        if text.lstrip().startswith(_INJECTED):
+            continue
+        text = _ENVIRONMENT.sub("", text)
+        legacy = _TOOL_RESULT.match(text)
+        if legacy is not None:
+            body = text[legacy.end() :]
+            failed = body.lstrip().startswith(("The tool execution failed", "<error>"))
+            parts.result(None, legacy.group(1), body, failed)
+        else:
+            parts.text(_WRAPPERS.sub("", text).strip())
+
+
+def _message(
+    msg: _Message, offset: int, length: int, index: int, names: dict[str, str] | None = None
+) -> SourceMessage:
+    role = msg.role or ""
+    created = None if msg.ts is None else int(msg.ts)
+    if msg.metadata is not None and msg.metadata.kind == "compaction_summary":
+        return SourceMessage(index, offset, length, role, created, [])  # a summary, not words
+    parts = Parts(names)
+    if role == "user":
+        _user_parts(msg.content, parts)
+    else:
+        parts.blocks(msg.content)
+    role, docs = parts.build(role)
+    return SourceMessage(index, offset, length, role, created, docs)
+
+
+def _load(
+    handle: BinaryIO, offset: int, length: int, index: int, names: dict[str, str] | None = None
+) -> SourceMessage | None:
+    handle.seek(offset)
+    raw = handle.read(length)
+    if len(raw) != length:
+        return None
+    try:
+        return _message(_decode_message(raw), offset, length, index, names)
+    except (msgspec.DecodeError, RecursionError):
+        return None
+
+
+def _call_names(path: Path) -> dict[str, str]:
+    """Tool names by tool_use id: only block types, ids and names are decoded."""
+    try:
+        raw = path.read_bytes()
+        start = jsonspan.skip_space(raw, 0)
+        is_list = raw[start : start + 1] == b"["
+        messages = _decode_calls_list(raw) if is_list else _decode_calls_file(raw).messages
+    except (OSError, msgspec.DecodeError, RecursionError):
+        return {}
+    names: dict[str, str] = {}
+    for message in messages:
+        for call in message.content if isinstance(message.content, list) else ():
+            if call.type == "tool_use" and call.id and call.name:
+                names[call.id] = call.name
+    return names
+
+
+def _read_json(path: Path, decode: Any) -> Any:
+    try:
+        return decode(path.read_bytes())
+    except (OSError, msgspec.DecodeError, RecursionError):
+        return None
+
+
+@functools.lru_cache(maxsize=8)
+def _history(path: str, size: int, mtime_ns: int) -> dict[str, _HistoryItem]:
+    """Cline's task index, by task id (cached per file version)."""
+    items = _read_json(Path(path), _decode_history) or []
+    return {item.id: item for item in items if item.id}
+
+
+def _history_item(task_dir: Path) -> _HistoryItem | None:
+    index = task_dir.parent.parent / "state" / "taskHistory.json"
+    try:
+        st = os.stat(index)
+    except OSError:
+        return None
+    return _history(str(index), st.st_size, st.st_mtime_ns).get(task_dir.name)
+
+
+class ClineFormat(NamedResultsFormat):
+    """One reader for the Cline family; each agent is registered under its own name."""
+
+    append_only = False
+    resume: str | None = None  # extensions reopen tasks from their History view
+
+    loader = staticmethod(_load)
+    call_names = staticmethod(_call_names)
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name = name
+
+    def read(self, path: Path, result: ReadResult, budget: Budget) -> Iterator[SourceMessage]:
+        budget.check(path, "log", os.stat(path).st_size)
+        spans = jsonspan.array_spans(path, result, budget, ("messages",))
+        names: dict[str, str] = {}  # filled in order: a call precedes its result
+        with open(path, "rb") as handle:
+            yield from messages_at(handle, spans, result, partial(_load, names=names))
+
+    def info(self, path: Path) -> SessionInfo:
+        if path.name.endswith(MESSAGES_SUFFIX):
+            return _session_info(path)
+        info = SessionInfo(session_id=path.parent.name)
+        if info.session_id.isdigit():
+            info.created_at = int(info.session_id)  # Cline task ids are creation times (ms)
+        item = _history_item(path.parent)
+        if item is not None:
+            info.title = item.task
+            info.workspace_root = item.cwdOnTaskInitialization or item.workspace
+            info.created_at = int(item.ts) if item.ts is not None else info.created_at
+        return info
+
+
+def _session_info(path: Path) -> SessionInfo:
+    stem = path.name[: -len(MESSAGES_SUFFIX)]
+    info = SessionInfo(session_id=stem)
+    header = _read_json(path, _decode_header)
+    if isinstance(header, _Header):
+        info.session_id = header.sessionId or stem
+        info.subagent = header.agent not in (None, "lead")  # a spawned teammate
+    manifest = _read_json(path.with_name(stem + ".json"), _decode_manifest)
+    if isinstance(manifest, _Manifest):
+        info.session_id = manifest.session_id or info.session_id
+        info.workspace_root = manifest.workspace_root or manifest.cwd
+        info.created_at = parse_time(manifest.started_at)
+        info.updated_at = parse_time(manifest.ended_at)
+        meta = manifest.metadata
+        info.title = (meta.title if meta else None) or manifest.prompt
+        if meta is not None and meta.fork is not None:
+            info.parent_id = meta.fork.forkedFromSessionId
+    return info
+
+
+FORMATS = {name: ClineFormat(name) for name in EXTENSIONS}
+FORMAT = FORMATS[NAME]
