@@ -44,6 +44,7 @@ from convodex.sources.base import (
 )
 from convodex.sources.claude_code import parse_time
 from convodex.sources.content import Parts, block_text
+from convodex.text.shown import remove_think_blocks
 
 NAME = "cline"
 MESSAGES_SUFFIX = ".messages.json"
@@ -56,7 +57,19 @@ EXTENSIONS = {
 _INJECTED = ("<SYSTEM_NOTICE>", "<environment_details>")
 _ENVIRONMENT = re.compile(r"<environment_details>.*?(?:</environment_details>|$)", re.S)
 _WRAPPERS = re.compile(r"</?(?:task|feedback|answer|user_message)>")
+_SPOKEN = ("<feedback>", "<answer>", "<user_message>")  # the person, after a tool result
 _TOOL_RESULT = re.compile(r"\A\[(\w+)(?: for [^\n]*?)?\] Result:[ \t]*\n?")
+# Tools Cline-family agents called as XML inside their text before native tool calls.
+_XML_TOOLS = (
+    "execute_command read_file write_to_file replace_in_file apply_diff insert_content "
+    "search_and_replace search_files list_files list_code_definition_names codebase_search "
+    "browser_action use_mcp_tool access_mcp_resource web_fetch new_task switch_mode "
+    "fetch_instructions update_todo_list load_mcp_documentation "
+    "attempt_completion ask_followup_question plan_mode_respond"
+).split()
+_XML_SPOKEN = frozenset({"attempt_completion", "ask_followup_question", "plan_mode_respond"})
+_XML_CALL = re.compile(r"<({})>(.*?)</\1>".format("|".join(_XML_TOOLS)), re.S)
+_XML_TAG = re.compile(r"</?[a-z_]+>")
 
 
 class _Metadata(msgspec.Struct):
@@ -126,10 +139,13 @@ _decode_history = msgspec.json.Decoder(list[_HistoryItem]).decode
 
 def _result_text(content: Any) -> str:
     """SDK tool results are ``[{query, result | error}]``: each query with what it gave."""
-    if not isinstance(content, list) or not all(isinstance(c, dict) for c in content):
+    items = content if isinstance(content, list) else []
+    if not any(isinstance(i, dict) and ("query" in i or "result" in i) for i in items):
         return block_text(content)
     texts = []
-    for item in content:
+    for item in items:
+        if not isinstance(item, dict):
+            continue
         for key in ("query", "result", "error"):
             value = item.get(key)
             texts.append(value if isinstance(value, str) else block_text(value))
@@ -137,32 +153,58 @@ def _result_text(content: Any) -> str:
 
 
 def _user_parts(content: Any, parts: Parts) -> None:
-    """A user message: prompts, tool results (blocks or legacy text), no injected context."""
+    """A user message: prompts, tool results (blocks or XML-era text), no injected context."""
+    legacy: list[str] | None = None  # the text of an XML-era tool result being read
+    name = None
+
+    def flush() -> None:
+        if legacy is not None:
+            body = "\n".join(t for t in legacy if t)
+            failed = body.lstrip().startswith(("The tool execution failed", "<error>"))
+            parts.result(None, name, body, failed)
+
     for part in content if isinstance(content, list) else [content]:
-        text = part if isinstance(part, str) else None
-        if isinstance(part, dict) and part.get("type") == "text":
-            text = part.get("text") if isinstance(part.get("text"), str) else ""
         if isinstance(part, dict) and part.get("type") == "tool_result":
-            content = part.get("content")
-            items = content if isinstance(content, list) else []
+            body = part.get("content")
+            items = body if isinstance(body, list) else []
             failed = part.get("is_error") is True or any(
                 isinstance(i, dict) and (i.get("success") is False or bool(i.get("error")))
                 for i in items
             )
-            parts.result(part.get("tool_use_id"), part.get("name"), _result_text(content), failed)
+            parts.result(part.get("tool_use_id"), part.get("name"), _result_text(body), failed)
             continue
-        if text is None:
-            continue  # files and images are no documents
-        if text.lstrip().startswith(_INJECTED):
-            continue
+        text = part.get("text") if isinstance(part, dict) and part.get("type") == "text" else part
+        if not isinstance(text, str) or text.lstrip().startswith(_INJECTED):
+            continue  # files, images, environment details, compaction notices
         text = _ENVIRONMENT.sub("", text)
-        legacy = _TOOL_RESULT.match(text)
-        if legacy is not None:
-            body = text[legacy.end() :]
-            failed = body.lstrip().startswith(("The tool execution failed", "<error>"))
-            parts.result(None, legacy.group(1), body, failed)
+        header = _TOOL_RESULT.match(text)
+        if header is not None:
+            flush()
+            legacy, name = [text[header.end() :]], header.group(1)
+        elif legacy is not None and not text.lstrip().startswith(_SPOKEN):
+            legacy.append(text)
         else:
+            flush()
+            legacy = None
             parts.text(_WRAPPERS.sub("", text).strip())
+    flush()
+
+
+def _assistant_parts(content: Any, parts: Parts) -> None:
+    """An answer: text without thinking; XML-era tool calls in it become tool calls."""
+    for part in content if isinstance(content, list) else [content]:
+        text = part.get("text") if isinstance(part, dict) and part.get("type") == "text" else part
+        if not isinstance(text, str):
+            parts.blocks([part])
+            continue
+        text = remove_think_blocks(text)
+        for call in _XML_CALL.finditer(text):
+            tool, body = call.group(1), call.group(2).strip()
+            if tool in _XML_SPOKEN:
+                parts.text(_XML_TAG.sub("", body).strip())  # words for the person
+            else:
+                parts.call(None, tool, body)
+        parts.text(_XML_CALL.sub("", text).strip())
 
 
 def _message(
@@ -176,7 +218,7 @@ def _message(
     if role == "user":
         _user_parts(msg.content, parts)
     else:
-        parts.blocks(msg.content)
+        _assistant_parts(msg.content, parts)
     role, docs = parts.build(role)
     return SourceMessage(index, offset, length, role, created, docs)
 

@@ -7,7 +7,8 @@ the person's ``message`` and the ``response`` parts (``markdownContent``,
 messages, the prompt then the answer (display indexes ``2i`` and ``2i + 1``),
 both spanning the request's element in the file. Tool invocations are
 ``tool_input`` (the tool id with its specific data, or the invocation message);
-results are recorded only as ``resultDetails``, read as tool output when present.
+results are recorded only as ``resultDetails`` (``{input, output: [{value}],
+isError}``), read as tool output or error when present.
 Thinking is never indexed. Newer VS Code writes ``.jsonl``: an operation log whose
 first line (``kind`` 0) is the full state and whose later lines set (1), push or
 splice (2) and delete (3) values at a key path; it is replayed to the same shape,
@@ -39,7 +40,7 @@ from convodex.sources.base import (
     SessionInfo,
     SourceMessage,
 )
-from convodex.sources.content import Parts, block_text
+from convodex.sources.content import Parts
 from convodex.sources.jsonl import decoded_lines, error_class
 
 NAME = "copilot_vscode"
@@ -95,10 +96,12 @@ def _invocation(parts: Parts, item: dict[str, Any]) -> None:
     arguments = data if data is not None else _text(item.get("invocationMessage"))
     parts.call(item.get("toolCallId"), item.get("toolId"), arguments)
     details = item.get("resultDetails")
-    if details:
-        failed = isinstance(details, dict) and details.get("isError") is True
-        output = details.get("output") if isinstance(details, dict) else details
-        parts.result(item.get("toolCallId"), item.get("toolId"), block_text(output), failed)
+    if isinstance(details, dict) and "output" in details:  # {input, output: [{value}], isError}
+        output = details["output"]
+        items = output if isinstance(output, list) else [output]
+        text = "\n".join(t for t in (_text(o) for o in items) if t)
+        failed = details.get("isError") is True
+        parts.result(item.get("toolCallId"), item.get("toolId"), text, failed)
 
 
 def _message(request: _Request, offset: int, length: int, index: int) -> SourceMessage:

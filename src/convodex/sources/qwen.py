@@ -15,6 +15,9 @@ keeps only the lines of that span carrying the same ``uuid``. Records written
 without a newline between them (a known writer fault) are split back into their
 objects. Every record must name the session the file is named after; a file whose
 records name another session is not that session's transcript (a source error).
+Sub-agent records (``isSidechain``) are left out of the branch: a file of only
+those is a sub-agent session, and ones inside a parent's file follow its
+transcript, marked as sub-agent work.
 """
 
 from __future__ import annotations
@@ -292,9 +295,14 @@ class QwenFormat:
 
     def read(self, path: Path, result: ReadResult, budget: Budget) -> Iterator[SourceMessage]:
         budget.check(path, "log", os.stat(path).st_size)
-        nodes, chain = _tree(path, result, budget).chain()
+        tree = _tree(path, result, budget)
+        nodes, chain = tree.chain()
+        spans = _display_spans(nodes, chain)
+        if nodes is tree.nodes:
+            # Sub-agent records inside the parent's file follow it, marked as such.
+            spans += _display_spans(tree.side, list(tree.side))
         with open(path, "rb") as handle:
-            yield from messages_at(handle, _display_spans(nodes, chain), result, _load)
+            yield from messages_at(handle, spans, result, _load)
 
     def load(self, path: Path, offset: int, length: int, index: int) -> SourceMessage | None:
         return load_message(path, offset, length, index, _load)
