@@ -293,3 +293,9 @@ def test_every_format_has_a_resume_template_or_none() -> None:
             fields = {f for _, f, _, _ in string.Formatter().parse(template) if f is not None}
             assert fields <= {"id", "cwd"} and "id" in fields, name
             assert template.format(id="S", cwd="/w").startswith(template.split(" ", 1)[0])
+
+
+def test_every_format_is_documented() -> None:
+    docs = (FIXTURES.parents[1] / "docs" / "formats.md").read_text("utf-8")
+    table = [line for line in docs.splitlines() if line.startswith("| ")]
+    assert all(any(f"`{name}`" in row for row in table) for name in FORMATS), "docs/formats.md"
