@@ -38,7 +38,7 @@ from convodex.sources.base import (
     SourceMessage,
     messages_at,
 )
-from convodex.sources.content import Parts, block_text
+from convodex.sources.content import Parts, ToolUses, block_text
 from convodex.sources.jsonl import decoded_lines, records_at
 from convodex.sources.tree import walk_back
 from convodex.text.documents import (
@@ -283,18 +283,8 @@ def _stem(path: Path) -> str:
     return path.name[: -len(".jsonl")] if path.name.endswith(".jsonl") else path.stem
 
 
-class _UsePart(msgspec.Struct):
-    type: str | None = None
-    id: str | None = None
-    name: str | None = None
-
-
-class _UseMessage(msgspec.Struct):
-    content: list[_UsePart] | str | None = None
-
-
 class _UseLine(msgspec.Struct):
-    message: _UseMessage | str | None = None
+    message: ToolUses | str | None = None
 
 
 _decode_uses = msgspec.json.Decoder(_UseLine).decode
@@ -304,11 +294,8 @@ def _tool_use_names(path: Path) -> dict[str, str]:
     """Tool names by tool_use id: only ids and names are decoded, never inputs or text."""
     names: dict[str, str] = {}
     for _, _, _, line in decoded_lines(path, ReadResult(0, 0), Budget.from_env(), _decode_uses):
-        message = line.message
-        if isinstance(message, _UseMessage) and isinstance(message.content, list):
-            for part in message.content:
-                if part.type == "tool_use" and part.id and part.name:
-                    names[part.id] = part.name
+        if isinstance(line.message, ToolUses):
+            line.message.add_to(names)
     return names
 
 

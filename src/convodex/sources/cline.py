@@ -43,7 +43,7 @@ from convodex.sources.base import (
     messages_at,
 )
 from convodex.sources.claude_code import parse_time
-from convodex.sources.content import Parts, block_text
+from convodex.sources.content import Parts, ToolUses, block_text
 from convodex.text.shown import remove_think_blocks
 
 NAME = "cline"
@@ -83,18 +83,8 @@ class _Message(msgspec.Struct):
     metadata: _Metadata | None = None
 
 
-class _Call(msgspec.Struct):
-    type: str | None = None
-    id: str | None = None
-    name: str | None = None
-
-
-class _Calls(msgspec.Struct):
-    content: list[_Call] | str | None = None
-
-
 class _CallsFile(msgspec.Struct):
-    messages: list[_Calls] = []
+    messages: list[ToolUses] = []
 
 
 class _Header(msgspec.Struct):
@@ -130,7 +120,7 @@ class _HistoryItem(msgspec.Struct):
 
 
 _decode_message = msgspec.json.Decoder(_Message).decode
-_decode_calls_list = msgspec.json.Decoder(list[_Calls]).decode
+_decode_calls_list = msgspec.json.Decoder(list[ToolUses]).decode
 _decode_calls_file = msgspec.json.Decoder(_CallsFile).decode
 _decode_header = msgspec.json.Decoder(_Header).decode
 _decode_manifest = msgspec.json.Decoder(_Manifest).decode
@@ -247,9 +237,7 @@ def _call_names(path: Path) -> dict[str, str]:
         return {}
     names: dict[str, str] = {}
     for message in messages:
-        for call in message.content if isinstance(message.content, list) else ():
-            if call.type == "tool_use" and call.id and call.name:
-                names[call.id] = call.name
+        message.add_to(names)
     return names
 
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from convodex.sources.base import nested_text
 from convodex.text.documents import Document, tool_call_document, tool_result_document
 
@@ -87,3 +89,22 @@ class Parts:
         elif role == "user" and self.results and len(docs) == self.results:
             role = "tool"
         return role, docs
+
+
+class ToolUse(msgspec.Struct):
+    """A content block as far as naming a tool call goes; inputs and text are skipped."""
+
+    type: str | None = None
+    id: str | None = None
+    name: str | None = None
+
+
+class ToolUses(msgspec.Struct):
+    """A message decoded for its ``tool_use`` blocks only (a light pass over a file)."""
+
+    content: list[ToolUse] | str | None = None
+
+    def add_to(self, names: dict[str, str]) -> None:
+        for block in self.content if isinstance(self.content, list) else ():
+            if block.type == "tool_use" and block.id and block.name:
+                names[block.id] = block.name

@@ -35,9 +35,9 @@ from convodex.sources.base import (
     messages_at,
 )
 from convodex.sources.claude_code import parse_time
-from convodex.sources.content import Parts, block_text
+from convodex.sources.content import Parts, ToolUses, block_text
 from convodex.sources.jsonl import decoded_lines, line_messages, records_at
-from convodex.sources.tree import walk_back
+from convodex.sources.tree import chain_to
 
 NAME = "droid"
 STREAM_TYPES = frozenset({"system", "message", "tool_call", "tool_result", "completion", "error"})
@@ -89,22 +89,12 @@ class _Head(msgspec.Struct):
     message: msgspec.Raw = msgspec.Raw()
 
 
-class _Call(msgspec.Struct):
-    type: str | None = None
-    id: str | None = None
-    name: str | None = None
-
-
-class _UseMessage(msgspec.Struct):
-    content: list[_Call] | str | None = None
-
-
 class _CallLine(msgspec.Struct):
     type: str | None = None
     id: str | None = None
     toolCallId: str | None = None  # noqa: N815
     toolName: str | None = None  # noqa: N815
-    message: _UseMessage | str | None = None
+    message: ToolUses | str | None = None
 
 
 _decode_record = msgspec.json.Decoder(_Record).decode
@@ -204,12 +194,7 @@ def _store_spans(path: Path, result: ReadResult, budget: Budget) -> list[tuple[i
         parent = leaf if meta.parentId is msgspec.UNSET else meta.parentId
         nodes.setdefault(key, _Node(parent, offset, length))
         leaf = key
-
-    def parent_of(key: str) -> str | None:
-        up = nodes[key].parent
-        return up if up is not None and up in nodes else None
-
-    return [(nodes[k].offset, nodes[k].length) for k in walk_back(leaf, parent_of)]
+    return [(nodes[k].offset, nodes[k].length) for k in chain_to(nodes, leaf)]
 
 
 def _head(path: Path) -> _Head | None:
@@ -230,11 +215,8 @@ def _call_names(path: Path) -> dict[str, str]:
     for _, _, _, line in decoded_lines(path, result, budget, _decode_calls):
         if line.type == "tool_call" and line.toolName and (line.toolCallId or line.id):
             names[line.toolCallId or line.id or ""] = line.toolName
-        message = line.message
-        if isinstance(message, _UseMessage) and isinstance(message.content, list):
-            for part in message.content:
-                if part.type == "tool_use" and part.id and part.name:
-                    names[part.id] = part.name
+        if isinstance(line.message, ToolUses):
+            line.message.add_to(names)
     return names
 
 

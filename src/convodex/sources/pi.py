@@ -33,7 +33,7 @@ from convodex.sources.base import (
 from convodex.sources.claude_code import parse_time
 from convodex.sources.content import Parts, block_text
 from convodex.sources.jsonl import decoded_lines, records_at
-from convodex.sources.tree import walk_back
+from convodex.sources.tree import chain_to
 
 NAME = "pi"
 HEADER = "session"
@@ -102,12 +102,7 @@ def _chain(path: Path, result: ReadResult, budget: Budget) -> list[_Node]:
             continue
         nodes.setdefault(meta.id, node)
         leaf = meta.id
-
-    def parent(key: str) -> str | None:
-        up = nodes[key].parent
-        return up if up is not None and up in nodes else None
-
-    return linear + [nodes[key] for key in walk_back(leaf, parent)]
+    return linear + [nodes[key] for key in chain_to(nodes, leaf)]
 
 
 def _message(entry: _Entry, offset: int, length: int, index: int) -> SourceMessage | None:

@@ -44,7 +44,7 @@ from convodex.sources.base import (
 from convodex.sources.claude_code import parse_time
 from convodex.sources.content import Parts
 from convodex.sources.jsonl import decoded_lines, records_at
-from convodex.sources.tree import walk_back
+from convodex.sources.tree import chain_to
 
 NAME = "qwen"
 SESSION_FILE = re.compile(r"^[0-9a-fA-F-]{32,36}\.jsonl$")
@@ -153,12 +153,7 @@ class _Tree:
         nodes, leaf = self.nodes, self.last
         if not any(n.type in MESSAGE_TYPES for n in nodes.values()):
             nodes, leaf = self.side, self.last_side
-
-        def parent(key: str) -> str | None:
-            up = nodes[key].parent
-            return up if up is not None and up in nodes else None
-
-        return nodes, walk_back(leaf, parent)
+        return nodes, chain_to(nodes, leaf)
 
 
 def _expected_id(path: Path) -> str | None:

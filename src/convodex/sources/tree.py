@@ -8,10 +8,17 @@ the walk up from the leaf is shared.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
-from typing import TypeVar
+from collections.abc import Callable, Hashable, Mapping
+from typing import Protocol, TypeVar
 
 K = TypeVar("K", bound=Hashable)
+
+
+class Linked(Protocol):
+    """A record that names its parent by key (``None`` for a root)."""
+
+    @property
+    def parent(self) -> str | None: ...
 
 
 def walk_back(leaf: K | None, parent_of: Callable[[K], K | None]) -> list[K]:
@@ -29,3 +36,13 @@ def walk_back(leaf: K | None, parent_of: Callable[[K], K | None]) -> list[K]:
         node = parent_of(node)
     chain.reverse()
     return chain
+
+
+def chain_to(nodes: Mapping[str, Linked], leaf: str | None) -> list[str]:
+    """The chain from the root down to ``leaf``; a parent the file does not hold ends it."""
+
+    def parent_of(key: str) -> str | None:
+        up = nodes[key].parent
+        return up if up is not None and up in nodes else None
+
+    return walk_back(leaf, parent_of)
