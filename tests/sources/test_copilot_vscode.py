@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -83,6 +84,17 @@ def test_default_roots_search_and_sources(cli) -> None:  # type: ignore[no-untyp
     assert (loquat["sourceFormat"], loquat["workspaceRoot"]) == ("copilot_vscode", None)
     assert hits(cli, "notachatword") == []  # other extensions' storage is not walked
     assert source_row(cli, user / "workspaceStorage")["formats"] == {"copilot_vscode": 2}
+
+
+def test_user_folders_per_os(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "platform", "darwin")
+    assert vscode_user_dir("Code") == Path.home() / "Library/Application Support/Code/User"
+    monkeypatch.setattr(sys, "platform", "win32")
+    monkeypatch.setenv("APPDATA", str(Path.home() / "Roaming"))
+    assert vscode_user_dir("Code - Insiders") == Path.home() / "Roaming/Code - Insiders/User"
+    monkeypatch.setattr(sys, "platform", "linux")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(Path.home() / "cfg"))
+    assert vscode_user_dir("VSCodium") == Path.home() / "cfg/VSCodium/User"
 
 
 def test_agent_name_and_resume_template() -> None:

@@ -12,7 +12,7 @@ from convodex.errors import SourceError
 from convodex.sources.base import Budget, ReadResult
 from convodex.sources.discover import FORMATS
 from convodex.sources.qwen import FORMAT
-from helpers import FIXTURES, hits, kinds, read_all, shown, source_row, write_jsonl
+from helpers import FIXTURES, as_json, hits, kinds, read_all, shown, source_row, write_jsonl
 
 QWEN = FIXTURES / "qwen" / "agent-sessions"
 SID = "019f1111-0000-7000-8000-000000000001"
@@ -212,6 +212,13 @@ def test_default_roots_search_and_sources(tmp_path: Path, cli) -> None:  # type:
     row = source_row(cli, home / ".qwen" / "projects")
     assert (row["format"], row["formats"]) == ("qwen", {"qwen": 1})  # memory.jsonl is no chat
     assert source_row(cli, home / ".qwen" / "tmp")["formats"] == {"qwen": 1}
+    archived = home / ".qwen" / "projects" / "-work-app" / "chats" / "archive" / legacy.name
+    archived.parent.mkdir()
+    shutil.copy(legacy, archived)
+    assert (
+        FORMAT.info(archived).archived
+        and source_row(cli, home / ".qwen" / "projects")["archived"] == 1
+    )
 
 
 def test_qwen_home_moves_the_projects_root(tmp_path: Path, monkeypatch, cli) -> None:  # type: ignore[no-untyped-def]
@@ -224,3 +231,12 @@ def test_qwen_home_moves_the_projects_root(tmp_path: Path, monkeypatch, cli) -> 
 def test_agent_name_and_resume_template() -> None:
     assert FORMATS["qwen"] is FORMAT
     assert FORMAT.resume == "qwen --resume {id}"
+
+
+def test_a_bad_source_fails_alone_through_the_indexer(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    root = tmp_path / "chats"
+    shutil.copytree(QWEN, root)
+    out = as_json(cli("index", "--root", f"{root}:qwen", "--json"))
+    # Five chats named by session id; the one whose records name another session fails.
+    assert (out["stats"]["indexed"], out["stats"]["failed"]) == (4, 1)
+    assert hits(cli, "Recovered both synthetic objects")  # the glued file is searchable

@@ -304,7 +304,7 @@ class QwenFormat:
 
     def info(self, path: Path) -> SessionInfo:
         stem = path.name[: -len(".jsonl")] if path.name.endswith(".jsonl") else path.stem
-        info = SessionInfo(session_id=stem)
+        info = SessionInfo(session_id=stem, archived=path.parent.name == "archive")
         try:
             tree = _tree(path, ReadResult(0, 0), Budget.from_env())
         except (OSError, SourceError):
