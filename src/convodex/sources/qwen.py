@@ -53,6 +53,7 @@ MESSAGE_TYPES = frozenset({"user", "assistant", "tool_result"})
 ARTIFACT_SUBTYPES = frozenset({"session_artifact_event", "session_artifact_snapshot"})
 # User records the runtime writes (notifications, cron and goal turns): not the person's words.
 RUNTIME_USER_SUBTYPES = frozenset({"goal_runtime", "cron", "notification"})
+PAYLOAD_SUBTYPES = frozenset({"custom_title", "parent_session"})
 HOOK_CONTEXT = "<qwen:user-prompt-submit-context>"  # hook output appended as the last part
 
 
@@ -132,11 +133,17 @@ def _glued(body: bytes) -> list[tuple[int, int, _Meta]] | None:
 
 @dataclass(slots=True)
 class _Node:
+    """One record's place in the tree, and the little listing needs from it."""
+
     parent: str | None
     type: str
     subtype: str | None
     fragments: list[tuple[int, int]]
-    meta: _Meta
+    session_id: str
+    timestamp: str | None
+    cwd: str | None
+    # A custom title or a parent session: decoded from the few records that set one.
+    payload: _Payload | None
 
 
 @dataclass(slots=True)
@@ -179,7 +186,17 @@ def _tree(path: Path, result: ReadResult, budget: Budget) -> _Tree:
             nodes = tree.side if meta.isSidechain else tree.nodes
             node = nodes.get(meta.uuid)
             if node is None:
-                nodes[meta.uuid] = _Node(meta.parentUuid, meta.type, meta.subtype, [span], meta)
+                payload = _payload(meta) if meta.subtype in PAYLOAD_SUBTYPES else None
+                nodes[meta.uuid] = _Node(
+                    meta.parentUuid,
+                    meta.type,
+                    meta.subtype,
+                    [span],
+                    meta.sessionId,
+                    meta.timestamp,
+                    meta.cwd,
+                    payload,
+                )
             else:
                 node.fragments.append(span)
             if meta.type == "system" and meta.subtype in ARTIFACT_SUBTYPES:
@@ -311,21 +328,20 @@ class QwenFormat:
             return info
         nodes, chain = tree.chain()
         info.subagent = nodes is tree.side and bool(chain)
-        metas = [nodes[k].meta for k in chain]
-        if _expected_id(path) is None and metas and metas[0].sessionId:
-            info.session_id = metas[0].sessionId
-        times = [t for t in (parse_time(m.timestamp) for m in metas) if t is not None]
+        branch = [nodes[k] for k in chain]
+        if _expected_id(path) is None and branch:
+            info.session_id = branch[0].session_id
+        times = [t for t in (parse_time(n.timestamp) for n in branch) if t is not None]
         if times:
             info.created_at, info.updated_at = min(times), max(times)
-        info.workspace_root = next((m.cwd for m in reversed(metas) if m.cwd), None)
-        for meta in metas:
-            payload = _payload(meta)
-            if payload is None:
+        info.workspace_root = next((n.cwd for n in reversed(branch) if n.cwd), None)
+        for node in branch:
+            if node.payload is None:
                 continue
-            if meta.subtype == "custom_title" and payload.customTitle:
-                info.title = payload.customTitle  # the last one on the branch wins
-            elif meta.subtype == "parent_session" and payload.parentSessionId:
-                info.parent_id = payload.parentSessionId
+            if node.subtype == "custom_title" and node.payload.customTitle:
+                info.title = node.payload.customTitle  # the last one on the branch wins
+            elif node.subtype == "parent_session" and node.payload.parentSessionId:
+                info.parent_id = node.payload.parentSessionId
                 info.subagent = True  # spawned by another session
         return info
 
