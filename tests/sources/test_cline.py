@@ -10,7 +10,7 @@ import pytest
 from convodex.sources import cline
 from convodex.sources.base import SourceFormat
 from convodex.sources.discover import FORMATS, detect, vscode_user_dir
-from helpers import FIXTURES, hits, kinds, read_all, shown, source_row
+from helpers import FIXTURES, as_json, hits, kinds, read_all, shown, source_row
 
 SDK = FIXTURES / "cline" / "cline-sdk"
 HANDWRITTEN = FIXTURES / "handwritten"
@@ -123,6 +123,8 @@ def test_default_roots_search_sub_agents_and_sources(cli) -> None:  # type: igno
     assert source_row(cli, home / ".cline" / "data")["formats"] == {"cline": 2}
     assert source_row(cli, code / "rooveterinaryinc.roo-cline")["formats"] == {"roo_code": 1}
     assert source_row(cli, cursor / "kilocode.kilo-code")["format"] == "kilo_code"
+    listed = as_json(cli("sources", "--json", cache=False))["roots"]
+    assert not any("Code - Insiders" in r["path"] for r in listed)  # not installed: not listed
 
 
 def test_agent_names_and_resume_templates() -> None:

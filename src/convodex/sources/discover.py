@@ -173,9 +173,17 @@ def vscode_user_dir(app: str) -> Path:
 
 
 def default_roots() -> list[Path]:
-    """convodex's own sessions and chat exports, then every supported agent's root."""
+    """convodex's own sessions and chat exports, then every supported agent's root.
+
+    VS Code-family roots are left out for applications that are not installed (no
+    ``User`` folder): five editors times six folders would otherwise list thirty
+    missing roots.
+    """
     roots = [config.sessions_dir(), config.data_home() / "exports"]
-    return roots + [path for path, _ in agent_roots()]
+    absent = [user for user in map(vscode_user_dir, EXTENSION_HOSTS) if not user.is_dir()]
+    return roots + [
+        path for path, _ in agent_roots() if not any(path.is_relative_to(u) for u in absent)
+    ]
 
 
 def split_root(spec: str | os.PathLike[str]) -> tuple[str, str | None]:
