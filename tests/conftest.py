@@ -39,8 +39,15 @@ def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CONVODEX_CACHE_HOME", str(tmp_path / "default-cache"))
     # Other agents' default roots hang off the home directory.
     monkeypatch.setenv("HOME", str(tmp_path / "user-home"))
-    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
-    monkeypatch.delenv("CODEX_HOME", raising=False)
+    for name in (
+        "CLAUDE_CONFIG_DIR",
+        "CODEX_HOME",
+        "QWEN_HOME",
+        "PI_CODING_AGENT_DIR",
+        "XDG_CONFIG_HOME",  # VS Code's user folder on Linux
+        "APPDATA",  # … and on Windows
+    ):
+        monkeypatch.delenv(name, raising=False)
 
 
 @pytest.fixture

@@ -15,9 +15,11 @@ from convodex.catalog.plan import SearchRequest
 from convodex.catalog.search import Searcher
 from convodex.catalog.service import Background, HistoryService
 from convodex.models import to_builtins
+from convodex.sources.base import Budget, ReadResult, SourceFormat, SourceMessage
 
 CliRun = Callable[..., Result]
 """The ``cli`` fixture: runs the real CLI with the test's cache dir."""
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
 def write_session(
@@ -140,3 +142,53 @@ def write_codex_rollout(
         )
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), "utf-8")
     return path
+
+
+def read_all(fmt: SourceFormat, path: Path) -> list[SourceMessage]:
+    """Every message ``read`` yields, each checked against ``load`` of its span:
+    hydration at search time rebuilds exactly what was indexed."""
+    messages = list(fmt.read(path, ReadResult(0, 0), Budget.from_env()))
+    for m in messages:
+        loaded = fmt.load(path, m.offset, m.length, m.index)
+        assert loaded is not None
+        assert [(d.part, d.kind, d.text, d.tool_name) for d in loaded.documents] == [
+            (d.part, d.kind, d.text, d.tool_name) for d in m.documents
+        ]
+        assert (loaded.role, loaded.session_id, loaded.title, loaded.subagent) == (
+            m.role,
+            m.session_id,
+            m.title,
+            m.subagent,
+        )
+    return messages
+
+
+def shown(messages: list[SourceMessage]) -> list[str]:
+    """The text of every message that has documents, in order."""
+    return [m.text() for m in messages if m.documents]
+
+
+def kinds(messages: list[SourceMessage]) -> set[str]:
+    return {d.kind for m in messages for d in m.documents}
+
+
+def write_jsonl(path: Path, records: list[dict[str, Any]]) -> Path:
+    """A transcript of one JSON record a line (parents created)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), "utf-8")
+    return path
+
+
+def hits(cli: CliRun, query: str, *extra: str) -> list[dict[str, Any]]:
+    """The hits of a real ``convodex search --json``, every kind unless ``--kind`` is given."""
+    every = ("--kind", "user_text,assistant_text,tool_input,tool_output,tool_error")
+    result = as_json(cli("search", query, "--json", *(() if "--kind" in extra else every), *extra))
+    return list(result["hits"])
+
+
+def source_row(cli: CliRun, root: Path) -> dict[str, Any]:
+    """``convodex sources --json``'s row for one of the default roots."""
+    out = as_json(cli("sources", "--json", cache=False))
+    rows = [r for r in out["roots"] if Path(r["path"]) == root.resolve()]
+    assert len(rows) == 1, f"{root} is not a default root"
+    return dict(rows[0])

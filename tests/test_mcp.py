@@ -31,7 +31,7 @@ SNAPSHOT = Path(__file__).parent / "snapshots" / "history_search_tool.json"
 SECRET = "quasar"  # a query word that must never reach the server's stderr
 
 NEW_YEAR = 1_767_225_600_000  # 2026-01-01T00:00:00Z
-SESSION = [
+SESSION: list[dict[str, Any]] = [
     {"role": role, "content": text, "createdAt": NEW_YEAR + n * 60_000}
     for n, (role, text) in enumerate(
         [

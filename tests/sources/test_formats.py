@@ -9,33 +9,16 @@ from __future__ import annotations
 
 import json
 import shutil
+import string
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from convodex.sources import chat_export, claude_code, codex, gemini
-from convodex.sources.base import Budget, ReadResult, SourceMessage
+from convodex.sources.base import Budget, ReadResult
 from convodex.sources.discover import FORMATS, detect, resolve_root, scan
-from helpers import CliRun, as_json
-
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-
-
-def read_all(fmt: Any, path: Path) -> list[SourceMessage]:
-    messages = list(fmt.read(path, ReadResult(0, 0), Budget.from_env()))
-    for m in messages:  # hydration rebuilds exactly what was indexed
-        loaded = fmt.load(path, m.offset, m.length, m.index)
-        assert loaded is not None
-        assert [(d.part, d.kind, d.text) for d in loaded.documents] == [
-            (d.part, d.kind, d.text) for d in m.documents
-        ]
-        assert (loaded.role, loaded.session_id, loaded.title) == (m.role, m.session_id, m.title)
-    return messages
-
-
-def shown(messages: list[SourceMessage]) -> list[str]:
-    return [m.text() for m in messages if m.documents]
+from helpers import FIXTURES, CliRun, as_json, read_all, shown
 
 
 def test_claude_code_rewind_keeps_the_latest_branch_through_compaction() -> None:
@@ -301,3 +284,18 @@ def test_sources_command_lists_formats(fixture_root: Path, cli: CliRun) -> None:
     (row,) = out["roots"]
     assert row["format"] == "auto" and row["subagents"] >= 3
     assert set(row["formats"]) == {"claude_code", "codex", "gemini", "chat_export"}
+
+
+def test_every_format_has_a_resume_template_or_none() -> None:
+    for name, fmt in FORMATS.items():
+        template = fmt.resume
+        if template is not None:
+            fields = {f for _, f, _, _ in string.Formatter().parse(template) if f is not None}
+            assert fields <= {"id", "cwd"} and "id" in fields, name
+            assert "S-1" in template.format(id="S-1", cwd="/w")
+
+
+def test_every_format_is_documented() -> None:
+    docs = (FIXTURES.parents[1] / "docs" / "formats.md").read_text("utf-8")
+    table = [line for line in docs.splitlines() if line.startswith("| ")]
+    assert all(any(f"`{name}`" in row for row in table) for name in FORMATS), "docs/formats.md"

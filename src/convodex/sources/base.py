@@ -153,9 +153,14 @@ class SourceFormat(Protocol):
     selecting another head, a rewind, a rollback) sets a class attribute
     ``append_only = False``: the indexer then rebuilds it instead of appending, so
     its ``read`` is always given a fresh ``ReadResult`` (offset 0, index 0).
+
+    ``resume`` is the agent's documented shell command that reopens a session, a
+    template with ``{id}`` (the session id) and ``{cwd}`` (its workspace) placeholders,
+    or ``None`` when the agent documents none (IDE extensions, exports).
     """
 
     name: str
+    resume: str | None
 
     def read(self, path: Path, result: ReadResult, budget: Budget) -> Iterator[SourceMessage]:
         """Yield messages from ``result.end_offset`` on, advancing ``result`` as it goes.

@@ -290,6 +290,7 @@ class ChatExportFormat:
     """Reader for chat exports: archive sources, one session per conversation."""
 
     name = NAME
+    resume: str | None = None
     append_only = False
 
     def __init__(self) -> None:

@@ -37,9 +37,10 @@ from convodex.sources.base import (
     SessionInfo,
     SourceMessage,
     messages_at,
-    nested_text,
 )
-from convodex.sources.jsonl import decoded_lines
+from convodex.sources.content import Parts, ToolUses, block_text
+from convodex.sources.jsonl import decoded_lines, records_at
+from convodex.sources.tree import walk_back
 from convodex.text.documents import (
     Document,
     tool_call_document,
@@ -77,6 +78,7 @@ class _Message(msgspec.Struct):
 class _Record(msgspec.Struct):
     type: str | None = None
     uuid: str | None = None
+    sessionId: str | None = None
     timestamp: str | None = None
     isMeta: bool | None = None
     isCompactSummary: bool | None = None
@@ -184,15 +186,7 @@ def _leaf_chain(nodes: dict[str, _Node], order: list[str]) -> list[str]:
     if not leaves:
         return []
     leaf = max(leaves, key=lambda k: nodes[k].offset)  # the leaf written last
-    chain: list[str] = []
-    seen: set[str] = set()
-    node: str | None = leaf
-    while node is not None and node not in seen:
-        seen.add(node)
-        chain.append(node)
-        node = _parent(nodes, previous, node)
-    chain.reverse()
-    return chain
+    return walk_back(leaf, lambda key: _parent(nodes, previous, key))
 
 
 def _spans(nodes: dict[str, _Node], chain: list[str]) -> list[tuple[int, int]]:
@@ -227,19 +221,6 @@ def _parent(nodes: dict[str, _Node], previous: dict[str, str | None], key: str) 
     return previous[key]
 
 
-_TEXT_KEYS = ("text", "content", "stdout", "output")
-_NO_TEXT_TYPES = frozenset(("thinking", "redacted_thinking", "image"))
-
-
-def _text(value: Any) -> str:
-    return nested_text(value, _TEXT_KEYS, _NO_TEXT_TYPES)
-
-
-def _result(part: int, content: Any, flagged: bool, name: str | None) -> Document:
-    """A tool result, named after the ``tool_use`` that asked for it when known."""
-    return tool_result_document(part, name, _text(content), flagged)
-
-
 def documents(
     records: list[_Record], names: dict[str, str] | None = None
 ) -> tuple[str, list[Document]]:
@@ -247,48 +228,19 @@ def documents(
 
     ``names`` maps tool_use ids to tool names; calls seen here are added to it.
     """
-    names = {} if names is None else names
     first = records[0]
     if first.type == "tool_use":
         return "assistant", [tool_call_document(1, first.name, first.input)]
     if first.type == "tool_result":
         content = first.output if first.output is not None else first.content
-        return "tool", [_result(0, content, bool(first.is_error), None)]
-    role = first.type or ""
-    texts: list[str] = []
-    docs: list[Document] = []
-    results = 0
+        return "tool", [tool_result_document(0, None, block_text(content), bool(first.is_error))]
+    parts = Parts(names)
     for rec in records:
-        msg = rec.message
-        content = msg.content if isinstance(msg, _Message) else None
-        parts = content if isinstance(content, list) else [content]
-        for part in parts:
-            if isinstance(part, str):
-                texts.append(part)
-            elif isinstance(part, dict):
-                kind = part.get("type")
-                if kind == "text" and isinstance(part.get("text"), str):
-                    texts.append(part["text"])
-                elif kind == "tool_use":
-                    name = part.get("name")
-                    if isinstance(part.get("id"), str) and isinstance(name, str):
-                        names[part["id"]] = name
-                    args = part.get("input")
-                    docs.append(tool_call_document(len(docs) + 1, name, args))
-                elif kind == "tool_result":
-                    results += 1
-                    use_id = part.get("tool_use_id")
-                    name = names.get(use_id) if isinstance(use_id, str) else None
-                    flagged = part.get("is_error") is True
-                    docs.append(_result(len(docs) + 1, part.get("content"), flagged, name))
+        if isinstance(rec.message, _Message):
+            parts.blocks(rec.message.content)
     if first.isMeta or first.isCompactSummary:
-        return role, []  # injected context and compaction summaries are not documents
-    text = "\n".join(t for t in texts if t)
-    if text.strip():
-        docs.insert(0, Document(0, "user_text" if role == "user" else "assistant_text", text))
-    elif role == "user" and results and len(docs) == results:
-        role = "tool"
-    return role, docs
+        return first.type or "", []  # injected context and compaction summaries
+    return parts.build(first.type or "")
 
 
 def _load(
@@ -298,43 +250,32 @@ def _load(
     index: int,
     names: dict[str, str] | None = None,
 ) -> SourceMessage | None:
-    handle.seek(offset)
-    raw = handle.read(length)
-    if len(raw) != length:
+    lines = records_at(handle, offset, length, _decode_record)
+    if not lines or (lines[0].type not in MESSAGE_TYPES and lines[0].type not in LEGACY_TOOL_TYPES):
         return None
-    records: list[_Record] = []
-    for line in raw.splitlines():
-        if not line.strip():
-            continue
-        try:
-            rec = _decode_record(line)
-        except (msgspec.DecodeError, RecursionError):
-            continue
-        if records:
-            first = records[0].message
-            mine = rec.message
-            same = (
-                isinstance(first, _Message)
-                and isinstance(mine, _Message)
-                and rec.type == "assistant"
-                and first.id is not None
-                and mine.id == first.id
-            )
-            if not same:
-                continue
-        elif rec.type not in MESSAGE_TYPES and rec.type not in LEGACY_TOOL_TYPES:
-            return None
-        records.append(rec)
-    if not records:
-        return None
+    first = lines[0]
+    message_id = first.message.id if isinstance(first.message, _Message) else None
+    # Lines of one streamed API message share its id; others in the span are not it.
+    records = [first] + [
+        rec
+        for rec in lines[1:]
+        if rec.type == "assistant"
+        and message_id is not None
+        and isinstance(rec.message, _Message)
+        and rec.message.id == message_id
+    ]
     role, docs = documents(records, names)
-    message = SourceMessage(index, offset, length, role, parse_time(records[0].timestamp), docs)
+    message = SourceMessage(index, offset, length, role, parse_time(first.timestamp), docs)
     file = Path(str(handle.name))
-    if records[0].isSidechain and file.parent.name != "subagents":
+    if first.isSidechain and file.parent.name != "subagents":
         # Sub-agent work inside its parent's file: its own (sub-agent) session.
         message.subagent = True
         message.session_id = f"{_stem(file)}:sidechain"
         message.title = "sub-agent (sidechain)"
+    elif first.sessionId and first.sessionId != _stem(file):
+        # A file holding several sessions (a resumed one carries the earlier
+        # session's records): each message reports the session it belongs to.
+        message.session_id = first.sessionId
     return message
 
 
@@ -342,18 +283,8 @@ def _stem(path: Path) -> str:
     return path.name[: -len(".jsonl")] if path.name.endswith(".jsonl") else path.stem
 
 
-class _UsePart(msgspec.Struct):
-    type: str | None = None
-    id: str | None = None
-    name: str | None = None
-
-
-class _UseMessage(msgspec.Struct):
-    content: list[_UsePart] | str | None = None
-
-
 class _UseLine(msgspec.Struct):
-    message: _UseMessage | str | None = None
+    message: ToolUses | str | None = None
 
 
 _decode_uses = msgspec.json.Decoder(_UseLine).decode
@@ -363,11 +294,8 @@ def _tool_use_names(path: Path) -> dict[str, str]:
     """Tool names by tool_use id: only ids and names are decoded, never inputs or text."""
     names: dict[str, str] = {}
     for _, _, _, line in decoded_lines(path, ReadResult(0, 0), Budget.from_env(), _decode_uses):
-        message = line.message
-        if isinstance(message, _UseMessage) and isinstance(message.content, list):
-            for part in message.content:
-                if part.type == "tool_use" and part.id and part.name:
-                    names[part.id] = part.name
+        if isinstance(line.message, ToolUses):
+            line.message.add_to(names)
     return names
 
 
@@ -375,6 +303,7 @@ class ClaudeCodeFormat(NamedResultsFormat):
     """Reader for Claude Code project transcripts; rebuilt on change (the leaf can move)."""
 
     name = NAME
+    resume: str | None = "claude --resume {id}"
     append_only = False
 
     loader = staticmethod(_load)

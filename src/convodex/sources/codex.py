@@ -341,6 +341,7 @@ class CodexFormat(NamedResultsFormat):
     """Reader for Codex CLI rollouts; rebuilt on change (a rollback rewrites the end)."""
 
     name = NAME
+    resume: str | None = "codex resume {id}"
     append_only = False
 
     loader = staticmethod(_load)

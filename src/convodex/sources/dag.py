@@ -198,6 +198,7 @@ class DagFormat:
     """Reader for legacy DAG event logs; rebuilt on every change."""
 
     name = NAME
+    resume: str | None = None
     append_only = False
 
     def read(self, path: Path, result: ReadResult, budget: Budget) -> Iterator[SourceMessage]:

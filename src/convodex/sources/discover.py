@@ -3,16 +3,21 @@
 A root is scanned recursively; every file a known format claims becomes a source.
 The format comes from ``--root PATH:format`` when given, else from where the root
 is (``~/.claude/projects`` holds Claude Code, ``~/.codex`` Codex rollouts,
-``~/.gemini`` Gemini chats), else per file: by name (``rollout-*.jsonl``,
-``conversations.json``), then by sniffing the first record of ``.jsonl`` and the
-first 64 KiB of ``.json`` files (cached per path and inode, so a rescan of
-unchanged files opens nothing).
+``~/.gemini`` Gemini chats, ``~/.qwen/projects`` Qwen Code chats …; see
+``agent_roots``), else per file: by name (``rollout-*.jsonl``,
+``conversations.json``, ``*.messages.json``, ``api_conversation_history.json``),
+then by sniffing the first record of ``.jsonl`` and the first 64 KiB of ``.json``
+files (cached per path and inode, so a rescan of unchanged files opens nothing).
+Under an agent's root only the files that agent writes are sources, and folders
+that cannot hold any (VS Code's other extensions' storage, checkpoint repositories)
+are not walked.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +27,21 @@ import msgspec
 
 from convodex import config
 from convodex.errors import SourceError
-from convodex.sources import chat_export, claude_code, codex, dag, gemini, session_log
+from convodex.sources import (
+    chat_export,
+    claude_code,
+    cline,
+    codex,
+    copilot_cli,
+    copilot_vscode,
+    dag,
+    droid,
+    gemini,
+    jsonspan,
+    pi,
+    qwen,
+    session_log,
+)
 from convodex.sources.base import SourceFormat
 
 FORMATS: dict[str, SourceFormat] = {
@@ -32,7 +51,18 @@ FORMATS: dict[str, SourceFormat] = {
     codex.NAME: codex.FORMAT,
     gemini.NAME: gemini.FORMAT,
     chat_export.NAME: chat_export.FORMAT,
+    qwen.NAME: qwen.FORMAT,
+    copilot_cli.NAME: copilot_cli.FORMAT,
+    copilot_vscode.NAME: copilot_vscode.FORMAT,
+    droid.NAME: droid.FORMAT,
+    pi.NAME: pi.FORMAT,
+    **cline.FORMATS,  # cline, roo_code, kilo_code: one reader, each agent its own name
 }
+# VS Code and the forks whose user directory may hold the Cline family's task folders.
+VSCODE_APPS = ("Code", "Code - Insiders", "VSCodium")
+EXTENSION_HOSTS = (*VSCODE_APPS, "Cursor", "Windsurf")
+# Never walked under an agent's root: repositories and dependency trees, not transcripts.
+UNWALKED_DIRS = frozenset({".git", "node_modules", "checkpoints"})
 # ``--root PATH:format`` overrides, by resolved root path (process-local, set by
 # ``resolve_root``; the indexer scans roots by path only).
 _ROOT_FORMATS: dict[str, str] = {}
@@ -48,7 +78,9 @@ CODEX_LINE_TYPES = frozenset(
 _JSON_HINTS = (
     (re.compile(rb'"(?:mapping|chat_messages)"\s*:'), chat_export.NAME),
     (re.compile(rb'"(?:projectHash|history)"\s*:'), gemini.NAME),
+    (re.compile(rb'"requests"\s*:\s*\['), copilot_vscode.NAME),
 )
+COPILOT_EVENT_KINDS = frozenset({"session", "user", "assistant", "tool", "hook", "subagent"})
 
 
 class _Sniff(msgspec.Struct):
@@ -64,6 +96,13 @@ class _Sniff(msgspec.Struct):
     instructions: Any = None
     created_at: Any = None
     message: Any = None
+    # Newer agents' keys; any JSON value is accepted (raw bytes are never decoded).
+    systemPayload: msgspec.Raw = msgspec.Raw()
+    data: msgspec.Raw = msgspec.Raw()  # Copilot CLI events
+    session_id: Any = None  # Droid stream-json
+    version: Any = None  # Pi's session header
+    kind: Any = None  # VS Code's operation log
+    v: msgspec.Raw = msgspec.Raw()
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,22 +127,63 @@ class Discovered:
 
 
 def agent_roots() -> list[tuple[Path, str]]:
-    """Where other agents keep history on Linux and macOS (same home-relative paths)."""
+    """Where other agents keep history: home-relative on every OS, VS Code's per OS."""
     home = Path.home()
     claude = Path(os.environ.get("CLAUDE_CONFIG_DIR") or home / ".claude")
     codex_home = Path(os.environ.get("CODEX_HOME") or home / ".codex")
-    return [
+    pi_dir = Path(os.environ.get("PI_CODING_AGENT_DIR") or home / ".pi" / "agent")
+    roots = [
         (claude / "projects", claude_code.NAME),
         (codex_home / "sessions", codex.NAME),
         (codex_home / "archived_sessions", codex.NAME),
         (home / ".gemini" / "tmp", gemini.NAME),
     ]
+    # Qwen Code 0.14+ honours $QWEN_HOME; older releases wrote ~/.qwen (and before
+    # that the Gemini-CLI-style ~/.qwen/tmp/<project hash>/chats).
+    qwen_homes = [Path(os.environ.get("QWEN_HOME") or home / ".qwen"), home / ".qwen"]
+    for qwen_home in dict.fromkeys(qwen_homes):
+        roots += [(qwen_home / "projects", qwen.NAME), (qwen_home / "tmp", qwen.NAME)]
+    roots += [
+        (home / ".copilot" / "session-state", copilot_cli.NAME),
+        (home / ".factory" / "sessions", droid.NAME),
+        (pi_dir / "sessions", pi.NAME),
+        (home / ".cline" / "data", cline.NAME),  # CLI sessions/ and tasks/
+    ]
+    for app in EXTENSION_HOSTS:
+        user = vscode_user_dir(app)
+        if app in VSCODE_APPS:
+            roots.append((user / "workspaceStorage", copilot_vscode.NAME))
+            for folder in ("emptyWindowChatSessions", "transferredChatSessions"):
+                roots.append((user / "globalStorage" / folder, copilot_vscode.NAME))
+        for name, extension in cline.EXTENSIONS.items():
+            roots.append((user / "globalStorage" / extension, name))
+    return roots
+
+
+def vscode_user_dir(app: str) -> Path:
+    """A VS Code-family application's ``User`` folder on this OS."""
+    home = Path.home()
+    if sys.platform == "darwin":
+        base = home / "Library" / "Application Support"
+    elif sys.platform == "win32":
+        base = Path(os.environ.get("APPDATA") or home / "AppData" / "Roaming")
+    else:
+        base = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
+    return base / app / "User"
 
 
 def default_roots() -> list[Path]:
-    """convodex's own sessions and chat exports, then every supported agent's root."""
+    """convodex's own sessions and chat exports, then every supported agent's root.
+
+    VS Code-family roots are left out for applications that are not installed (no
+    ``User`` folder): five editors times six folders would otherwise list thirty
+    missing roots.
+    """
     roots = [config.sessions_dir(), config.data_home() / "exports"]
-    return roots + [path for path, _ in agent_roots()]
+    absent = [user for user in map(vscode_user_dir, EXTENSION_HOSTS) if not user.is_dir()]
+    return roots + [
+        path for path, _ in agent_roots() if not any(path.is_relative_to(u) for u in absent)
+    ]
 
 
 def split_root(spec: str | os.PathLike[str]) -> tuple[str, str | None]:
@@ -147,18 +227,50 @@ def format_of(name: str) -> str | None:
         return codex.NAME
     if name == "conversations.json":
         return chat_export.NAME
+    if name.endswith(cline.MESSAGES_SUFFIX) or name == cline.TASK_FILE:
+        return cline.NAME
     if session_log.is_transcript_name(name):
         return session_log.NAME
     return None
 
 
-def claims(fmt: str, name: str) -> bool:
+def claims(fmt: str, path: Path) -> bool:
     """Whether a file under a root of format ``fmt`` is a transcript of it."""
+    name = path.name
     if name.endswith(SIDECAR_SUFFIXES) or name.endswith(session_log.EXCLUDED_SUFFIXES):
         return False
     if fmt in (gemini.NAME, chat_export.NAME):
         return name.endswith((".json", ".jsonl"))
+    if fmt == qwen.NAME:
+        return qwen.SESSION_FILE.match(name) is not None  # chats are named by session id
+    if fmt == copilot_vscode.NAME:
+        in_chats = path.parent.name in copilot_vscode.SESSION_DIRS
+        return in_chats and name.endswith((".json", ".jsonl"))
+    if fmt in cline.FORMATS:
+        sdk = fmt == cline.NAME and name.endswith(cline.MESSAGES_SUFFIX)
+        return sdk or name == cline.TASK_FILE
     return name.endswith(".jsonl")
+
+
+def walks(fmt: str | None, root: Path, folder: Path) -> bool:
+    """Whether a scan of a root of format ``fmt`` goes into ``folder``.
+
+    VS Code's ``workspaceStorage`` holds every extension's data: only its
+    ``chatSessions`` folders are walked.
+    """
+    if fmt is None or fmt not in (copilot_vscode.NAME, *cline.FORMATS):
+        return True
+    if folder.name in UNWALKED_DIRS:
+        return False
+    if fmt == copilot_vscode.NAME and root.name == "workspaceStorage":
+        return folder.parent == root or folder.name in copilot_vscode.SESSION_DIRS
+    return True
+
+
+def extension_of(path: Path) -> str:
+    """The Cline-family agent whose extension storage holds a task file."""
+    parts = set(path.parts)
+    return next((name for name, ext in cline.EXTENSIONS.items() if ext in parts), cline.NAME)
 
 
 def sniff(path: Path, inode: int) -> str | None:
@@ -183,7 +295,7 @@ def _sniff(path: Path) -> str | None:
     except OSError:
         return None
     try:
-        rec = msgspec.json.decode(first, type=_Sniff)
+        rec = msgspec.json.decode(_first_object(first), type=_Sniff)
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
     if rec.type in dag.KNOWN_TYPES and (rec.msgs is not None or rec.head is not None):
@@ -192,7 +304,38 @@ def _sniff(path: Path) -> str | None:
         return codex.NAME
     if rec.projectHash is not None:
         return gemini.NAME
-    if rec.uuid or rec.parentUuid or rec.sessionId or rec.type in CLAUDE_LINE_TYPES:
+    return _sniff_agent(rec)
+
+
+def _first_object(line: bytes) -> bytes:
+    """A line's first JSON value: records written without a newline between them
+    (a writer fault some agents have) still tell their format by the first one."""
+    start = jsonspan.skip_space(line, 0)
+    try:
+        return line[start : jsonspan.value_end(line, start)]
+    except (jsonspan.SpanError, IndexError):
+        return line
+
+
+def _sniff_agent(rec: _Sniff) -> str | None:
+    """The remaining formats, by the keys their first record always has."""
+    parts = isinstance(rec.message, dict) and "parts" in rec.message
+    qwen_keys = parts or len(rec.systemPayload) > 0 or rec.type == "tool_result"
+    if rec.uuid and rec.sessionId and qwen_keys:
+        return qwen.NAME  # Gemini-style parts in a Claude-like tree
+    if rec.uuid or rec.parentUuid:
+        return claude_code.NAME
+    if rec.type in droid.STREAM_TYPES and (rec.session_id or rec.sessionId):
+        return droid.NAME  # `droid exec` stream-json: keyed by session, no tree
+    if rec.type == "session" and isinstance(rec.version, int):
+        return pi.NAME
+    if rec.type and rec.type.split(".", 1)[0] in COPILOT_EVENT_KINDS and "." in rec.type:
+        return copilot_cli.NAME if len(rec.data) else None
+    if rec.type == "session_start" or (rec.type == "message" and isinstance(rec.message, dict)):
+        return droid.NAME
+    if rec.kind == 0 and len(rec.v):
+        return copilot_vscode.NAME
+    if rec.sessionId or rec.type in CLAUDE_LINE_TYPES:
         return claude_code.NAME
     if isinstance(rec.created_at, str) and rec.role and rec.message is not None:
         return codex.NAME
@@ -205,10 +348,12 @@ def detect(path: Path, inode: int, fixed: str | None) -> str | None:
     """The format of one file found under a root (``fixed``: the root's format)."""
     name = path.name
     if fixed is not None:
-        return fixed if claims(fixed, name) else None
+        return fixed if claims(fixed, path) else None
     if name.endswith(SIDECAR_SUFFIXES) or name.endswith(session_log.EXCLUDED_SUFFIXES):
         return None
     by_name = format_of(name)
+    if by_name == cline.NAME:
+        return extension_of(path) if name == cline.TASK_FILE else by_name
     if by_name is not None and by_name != session_log.NAME:
         return by_name
     if name.endswith((".jsonl", ".json")):
@@ -232,7 +377,8 @@ def scan(root: Path) -> Iterator[Discovered]:
         for entry in entries:
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    subdirs.append(Path(entry.path))
+                    if walks(fixed, root, Path(entry.path)):
+                        subdirs.append(Path(entry.path))
                     continue
                 if not entry.is_file():
                     continue

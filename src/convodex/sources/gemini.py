@@ -25,7 +25,6 @@ import msgspec
 from convodex.sources import jsonspan
 from convodex.sources.base import (
     Budget,
-    LineError,
     ReadResult,
     SessionInfo,
     SourceMessage,
@@ -171,34 +170,19 @@ def _jsonl_spans(path: Path, result: ReadResult, budget: Budget) -> list[tuple[i
     return [spans[k] for k in order]
 
 
-def _json_spans(path: Path, result: ReadResult, budget: Budget) -> list[tuple[int, int]]:
-    with open(path, "rb") as handle:
-        buf = handle.read()
-    budget.check(path, "record", len(buf))
-    result.end_offset = result.bytes_read = len(buf)
-    try:
-        start = jsonspan.skip_space(buf, 0)
-        found = jsonspan.member(buf, start, "messages") or jsonspan.member(buf, start, "history")
-        if found is None:
-            return []
-        return [(s, e - s) for s, e in jsonspan.elements(buf, found[0])]
-    except (jsonspan.SpanError, IndexError):
-        result.errors.append(LineError(0, "MalformedJSON"))
-        return []
-
-
 class GeminiFormat:
     """Reader for Gemini CLI chats (JSON and JSONL); rebuilt on change."""
 
     name = NAME
     append_only = False
+    resume: str | None = "gemini --resume {id}"
 
     def read(self, path: Path, result: ReadResult, budget: Budget) -> Iterator[SourceMessage]:
         budget.check(path, "log", os.stat(path).st_size)
         if path.name.endswith(".jsonl"):
             spans = _jsonl_spans(path, result, budget)
         else:
-            spans = _json_spans(path, result, budget)
+            spans = jsonspan.array_spans(path, result, budget, ("messages", "history"))
         with open(path, "rb") as handle:
             yield from messages_at(handle, spans, result, _load)
 

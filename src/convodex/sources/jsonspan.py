@@ -1,6 +1,7 @@
 """Byte spans inside one JSON document, for formats that are not one record a line.
 
-Gemini CLI chat files and chat exports are single JSON documents. Search re-reads
+Gemini CLI chat files, chat exports, Cline message files and VS Code chat sessions
+are single JSON documents. Search re-reads
 one message by (offset, length), so the reader needs each message's own byte span:
 this scanner walks the bytes (strings skipped whole by one regular expression) and
 reports where array elements and object members start and end, without decoding.
@@ -12,8 +13,11 @@ import contextlib
 import re
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 
 import msgspec
+
+from convodex.sources.base import Budget, LineError, ReadResult
 
 # A whole string (escapes included) or one structural character.
 _TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.S)
@@ -145,3 +149,29 @@ def member(buf: bytes, start: int, name: str) -> tuple[int, int] | None:
         if key == name:
             return vstart, vend
     return None
+
+
+def array_spans(
+    path: Path, result: ReadResult, budget: Budget, keys: tuple[str, ...] = ()
+) -> list[tuple[int, int]]:
+    """(offset, length) of each element of a JSON document's message array.
+
+    The array is the document itself, or the first of ``keys`` the top-level object
+    has (none: no messages). The whole file is one record for the budget; bytes that
+    are not that shape are one ``MalformedJSON`` error for the source.
+    """
+    with open(path, "rb") as handle:
+        buf = handle.read()
+    budget.check(path, "record", len(buf))
+    result.end_offset = result.bytes_read = len(buf)
+    try:
+        start = skip_space(buf, 0)
+        if buf[start : start + 1] != b"[":
+            found = next((f for f in (member(buf, start, k) for k in keys) if f), None)
+            if found is None:
+                return []
+            start = found[0]
+        return [(s, e - s) for s, e in elements(buf, start)]
+    except (SpanError, IndexError):
+        result.errors.append(LineError(0, "MalformedJSON"))
+        return []

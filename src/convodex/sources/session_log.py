@@ -220,6 +220,7 @@ class SessionLogFormat:
     """Reader for the native session log."""
 
     name = NAME
+    resume: str | None = None
 
     def read(self, path: Path, result: ReadResult, budget: Budget) -> Iterator[SourceMessage]:
         """Messages from the checkpoint on, under the log and record budgets (SPEC L6).
