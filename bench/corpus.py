@@ -36,11 +36,12 @@ import ast
 import hashlib
 import json
 import random
+import shutil
 import sys
 import sysconfig
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -445,8 +446,8 @@ class Writer:
         )
 
 
-WriterFactory = Callable[[Path], Writer]
-WRITERS: dict[str, WriterFactory] = {}
+# Format name → writer class (called with the corpus directory).
+WRITERS: dict[str, type[Writer]] = {}
 
 
 def register(cls: type[Writer]) -> type[Writer]:
@@ -1228,7 +1229,7 @@ class Manifest:
     seed: int
     mb: float
     formats: list[str]
-    roots: dict[str, str]
+    roots: dict[str, str]  # format → its directory, relative to ``out``
     sessions: list[Planted]
     seconds: float
     version: int = VERSION
@@ -1237,6 +1238,10 @@ class Manifest:
     @property
     def path(self) -> Path:
         return Path(self.out)
+
+    def root(self, fmt: str) -> Path:
+        """Where one format's sessions are (index this with ``:format`` to skip sniffing)."""
+        return self.path / self.roots[fmt]
 
     @property
     def bytes(self) -> int:
@@ -1298,7 +1303,7 @@ def generate(
         seed=seed,
         mb=mb,
         formats=names,
-        roots={w.name: str(w.root) for w in writers},
+        roots={w.name: w.subdir for w in writers},
         sessions=planted,
         seconds=time.perf_counter() - started,
     )
@@ -1313,17 +1318,35 @@ def cached(formats: str | Sequence[str] = "native", mb: float = 200.0, seed: int
     manifest_file = folder / "manifest.json"
     if manifest_file.exists():
         manifest = Manifest.loads(manifest_file.read_text("utf-8"))
-        if manifest.path == folder / "corpus":
-            return manifest
+        manifest.out = str(folder / "corpus")  # the repository may have moved
+        return manifest
     if folder.exists():
-        import shutil
-
         shutil.rmtree(folder)
+    print(f"generating {mb:g} MiB of {'+'.join(names)} sessions in {folder}", file=sys.stderr)
     manifest = generate(folder / "corpus", mb, seed, names)
     partial = manifest_file.with_suffix(".partial")
     partial.write_text(manifest.dumps(), "utf-8")
     partial.replace(manifest_file)
     return manifest
+
+
+def add_arguments(ap: argparse.ArgumentParser, mb: float = 200.0) -> None:
+    """``--corpus DIR`` (an existing directory), else ``--mb`` and ``--seed`` of a cached one."""
+    ap.add_argument("--corpus", type=Path, help="run on this directory instead of generating")
+    ap.add_argument("--mb", type=float, default=mb, help=f"generated corpus MiB ({mb:g})")
+    ap.add_argument("--seed", type=int, default=1, help="generated corpus seed (1)")
+
+
+def for_bench(
+    directory: Path | None, formats: str | Sequence[str], mb: float, seed: int
+) -> tuple[Path, Manifest | None]:
+    """The directory a benchmark runs on, and its manifest when it was generated here."""
+    if directory is not None:
+        if not directory.is_dir():
+            raise SystemExit(f"error: --corpus {directory} is not a directory")
+        return directory.resolve(), None
+    manifest = cached(formats, mb, seed)
+    return manifest.path, manifest
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -1352,7 +1375,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "bytes": manifest.bytes,
         "seconds": round(manifest.seconds, 2),
         "out": str(args.out),
-        "roots": manifest.roots,
+        "roots": {fmt: str(manifest.root(fmt)) for fmt in manifest.roots},
     }
     print(json.dumps(summary, ensure_ascii=False))
     return 0
