@@ -40,7 +40,7 @@ def search(cli: CliRun, query: str, *options: str) -> list[dict[str, Any]]:
 def indexed(request: pytest.FixtureRequest, tmp_path: Path, cli: CliRun) -> corpus.Manifest:
     fmt: str = request.param
     manifest = corpus.generate(tmp_path / "corpus", mb=1, seed=3, formats=fmt)
-    stats = as_json(cli("index", "--root", manifest.roots[fmt], "--json"))["stats"]
+    stats = as_json(cli("index", "--root", str(manifest.root(fmt)), "--json"))["stats"]
     assert stats["failed"] == 0 and stats["lineErrors"] == 0
     return manifest
 
