@@ -41,6 +41,7 @@ import sys
 import sysconfig
 import time
 import uuid
+from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -410,8 +411,12 @@ class Planted:
     bytes: int
 
 
-class Writer:
-    """Writes sessions in one format under ``out``; ``add`` returns what it planted."""
+class Writer(ABC):
+    """Writes sessions in one format under ``out``; ``add`` returns what it planted.
+
+    A new format: subclass, set ``name`` (the ``--format`` value) and ``subdir`` (where
+    its sessions go under ``out``), write ``add``, and decorate the class ``@register``.
+    """
 
     name = ""
     subdir = ""
@@ -420,10 +425,11 @@ class Writer:
         self.out = out
         self.root = out / self.subdir
 
+    @abstractmethod
     def add(self, session: Session) -> list[Planted]:
-        raise NotImplementedError
+        """Write one main session (and its sub-agents, where the format has them)."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - most formats buffer nothing
         """Flush anything buffered (formats that hold many sessions in one file)."""
 
     def _write(self, path: Path, text: str) -> int:

@@ -8,15 +8,17 @@ nowhere else, that rewound branches stay unsearchable, and that output is reprod
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import corpus
 import pytest
+from click.testing import Result
 
-from conftest import CliRun
 from helpers import as_json, tree_hashes
 
+CliRun = Callable[..., Result]  # the ``cli`` fixture (tests/conftest.py)
 ALL_KINDS = ("--kind", "user_text,assistant_text,tool_input,tool_output,tool_error")
 WITH_SUBAGENTS = {"native", "claude-code", "codex", "gemini"}
 WITH_BRANCHES = {"claude-code", "codex", "gemini", "chatgpt", "dag"}
