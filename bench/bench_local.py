@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Local history search benchmark (issue 2 targets), on the shared corpus generator.
+"""Local history search benchmark (issue 2 targets), on the project's corpus generator.
 
 Prints: initial index throughput beside the parse-only floor, catalog size as a share
 of the corpus, peak RSS of the indexing process, and warm in-process search latency
 (p50/p95) for a rare word, a common word and a CJK query beside `rg -i -l`.
-Usage: bench/bench_local.py [--mb 200] [--format native] [--runs 30]
+The corpus is generated once into bench/.corpus/ (see corpus.py) unless --corpus is given.
+Usage: bench/bench_local.py [--mb 200] [--seed 1] [--format native] [--corpus DIR] [--runs 30]
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ from pathlib import Path
 
 import msgspec
 
-HERE = Path(__file__).resolve().parent
-MAKE_CORPUS = HERE.parent.parent / "shared" / "bench" / "make_corpus.py"
+import corpus
+
 TARGETS = {
     "index_mb_s": 20.0,
     "catalog_share": 0.35,
@@ -34,39 +35,30 @@ TARGETS = {
 }
 
 
-def corpus(mb: float, fmt: str) -> Path:
-    """Generate (once) the deterministic corpus into bench/.corpus/."""
-    out = HERE / ".corpus" / f"{fmt}-{mb:g}mb"
-    stamp = out / ".complete"
-    if not stamp.exists():
-        shutil.rmtree(out, ignore_errors=True)
-        subprocess.run(
-            [sys.executable, str(MAKE_CORPUS), str(out), "--mb", str(mb), "--format", fmt],
-            check=True,
-            stdout=subprocess.DEVNULL,
-        )
-        stamp.write_text("ok")
-    return out
+COMPANIONS = (".events.jsonl", ".turns.jsonl", ".conflicts.jsonl", ".guardian.jsonl")
 
 
 def transcripts(root: Path) -> list[Path]:
-    return [
+    """Every transcript file: JSONL logs and JSON chats/exports, without sidecars."""
+    return sorted(
         p
-        for p in root.rglob("*.jsonl")
-        if not p.name.endswith(
-            (".events.jsonl", ".turns.jsonl", ".conflicts.jsonl", ".guardian.jsonl")
-        )
-    ]
+        for p in root.rglob("*.json*")
+        if p.name.endswith((".jsonl", ".json")) and not p.name.endswith((*COMPANIONS, ".meta.json"))
+    )
 
 
 def parse_floor(files: list[Path]) -> tuple[float, int]:
-    """Read and JSON-decode every line: the fastest any indexer could go."""
+    """Read and JSON-decode every line (a whole .json file at once): the fastest any
+    indexer could go."""
     decode = msgspec.json.decode
     total = 0
     started = time.perf_counter()
     for path in files:
         data = path.read_bytes()
         total += len(data)
+        if path.name.endswith(".json"):
+            decode(data)
+            continue
         for line in data.splitlines():
             if line:
                 decode(line)
@@ -104,12 +96,12 @@ def percentile(values: list[float], q: float) -> float:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--mb", type=float, default=200.0)
-    ap.add_argument("--format", default="native", choices=["native", "claude-code", "codex"])
+    corpus.add_arguments(ap)
+    ap.add_argument("--format", default="native", choices=[*corpus.WRITERS, "all"])
     ap.add_argument("--runs", type=int, default=30)
     args = ap.parse_args()
 
-    root = corpus(args.mb, args.format)
+    root, manifest = corpus.for_bench(args.corpus, args.format, args.mb, args.seed)
     files = transcripts(root)
     for path in files:  # warm the page cache: every figure below reads warm files
         path.read_bytes()
@@ -127,7 +119,7 @@ def main() -> int:
             db_bytes = sum(p.stat().st_size for p in db_file.parent.iterdir())
             searcher = Searcher(catalog)
             queries = {
-                "rare": f"needle{min(1234, len(files) // 2)}",
+                "rare": manifest.rare_word() if manifest else "needle1",
                 "common": "the",
                 "cjk": "迁移",
             }
@@ -159,18 +151,15 @@ def main() -> int:
 
     index_mb_s = corpus_mb / index_s
     floor_mb_s = corpus_mb / floor_s
-    print(
-        f"corpus: {args.format}, {len(files)} transcripts, {corpus_mb:.1f} MB; "
-        f"{os.cpu_count()} cores"
-    )
+    kind = args.format if manifest else "given"
+    print(f"corpus: {kind} {root}, {len(files)} transcripts, {corpus_mb:.1f} MB; ", end="")
+    print(f"{os.cpu_count()} cores; load {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(
         f"index:  {index_s:.2f} s = {index_mb_s:.1f} MB/s  (target >= 20)  "
         f"| parse floor {floor_mb_s:.0f} MB/s, ratio {index_mb_s / floor_mb_s:.2f}"
     )
-    print(
-        f"        {summary['stats']['messages']} messages, "  # type: ignore[index]
-        f"{summary['stats']['documents']} documents"
-    )  # type: ignore[index]
+    stats: dict[str, int] = summary["stats"]  # type: ignore[assignment]
+    print(f"        {stats['messages']} messages, {stats['documents']} documents")
     print(
         f"catalog: {db_bytes / 1e6:.1f} MB = {100 * db_bytes / corpus_bytes:.1f}% of the corpus"
         f"  (target <= 35%)"

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Live service benchmark (issue 5): HTTP search latency and write-to-searchable latency.
 
-Starts a real `convodex serve` on a loopback port over the shared 200 MB corpus and
+Starts a real `convodex serve` on a loopback port over a generated 200 MB corpus and
 measures, with 20 concurrent clients and a query mix, search latency p50/p95 while
 the server's first full index (a full rebuild) runs and again once it is idle; and
 the time from a session write to the message being searchable, in both states.
-Usage: bench/bench_serve.py [--mb 200] [--clients 20] [--requests 600]
+The corpus is generated once into bench/.corpus/ (see corpus.py) unless --corpus is given.
+Usage: bench/bench_serve.py [--mb 200] [--seed 1] [--corpus DIR] [--clients 20] [--requests 600]
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_local import corpus, percentile
-
+import corpus
+from bench_local import percentile, transcripts
 from convodex import config
 from convodex.writer import SessionWriter
 
@@ -99,13 +100,14 @@ def report(name: str, latencies: list[float], unit: str = "ms") -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--mb", type=float, default=200.0)
+    corpus.add_arguments(ap)
     ap.add_argument("--clients", type=int, default=20)
     ap.add_argument("--requests", type=int, default=600)
     ap.add_argument("--writes", type=int, default=20)
     args = ap.parse_args()
-    root = corpus(args.mb, "native")
-    sessions = len(list(root.glob("*/sessions/*.jsonl")))
+    root, manifest = corpus.for_bench(args.corpus, "native", args.mb, args.seed)
+    sessions = len(manifest.main_sessions()) if manifest else len(transcripts(root))
+    corpus_mb = sum(p.stat().st_size for p in transcripts(root)) / 1e6
     writes_root = Path(tempfile.mkdtemp(prefix="convodex-bench-writes-"))
     writer_seed = SessionWriter(writes_root)
     writer_seed.append("live", [{"role": "user", "content": "a live session"}])
@@ -154,12 +156,12 @@ def main() -> int:
             server.terminate()
             server.wait(30)
     print(
-        f"corpus: native {args.mb:g} MB, {sessions} sessions; {args.clients} concurrent "
+        f"corpus: {root}, {sessions} sessions; {args.clients} concurrent "
         f"clients; query mix of {len(QUERIES)} (rare, common, phrase, CJK)"
     )
     print(
         f"full index inside `convodex serve`: {index_s:.1f} s "
-        f"({args.mb / index_s:.1f} MB/s), final {state}"
+        f"({corpus_mb / index_s:.1f} MB/s), final {state}"
     )
     print(f"during the full rebuild (progress then: {during['indexed']}/{during['total']}):")
     print("  " + report("HTTP search", busy) + f"  {THROUGHPUT[0]:.0f} req/s")

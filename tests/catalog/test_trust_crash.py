@@ -19,9 +19,9 @@ import pytest
 from convodex.catalog.db import open_catalog
 from convodex.config import catalog_path
 from convodex.sqlite import sqlite3
+from corpus import generate as generate_corpus
 from helpers import search, tree_hashes
 
-MAKE_CORPUS = Path("/work/shared/bench/make_corpus.py")
 KILLS = 22
 QUERIES = ["needle0", "needle3", "needle17", "error", "the", "migration", "数据库", "索引"]
 
@@ -83,14 +83,8 @@ def snapshot(cache: Path) -> dict[str, object]:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not MAKE_CORPUS.exists(), reason="needs the shared corpus generator")
 def test_sigkill_at_random_moments_never_corrupts_or_changes_sources(tmp_path: Path) -> None:
-    corpus = tmp_path / "corpus"
-    subprocess.run(
-        [sys.executable, str(MAKE_CORPUS), str(corpus), "--mb", "4", "--seed", "11"],
-        check=True,
-        capture_output=True,
-    )
+    corpus = generate_corpus(tmp_path / "corpus", mb=4, seed=11).path
     hashes = tree_hashes(corpus)
     env = {**os.environ, "CONVODEX_CACHE_HOME": str(tmp_path / "unused-cache")}
 

@@ -20,7 +20,7 @@ def line(uuid: str, parent: str | None, kind: str, session: str, text: str) -> d
         "parentUuid": parent,
         "sessionId": session,
         "timestamp": "2026-01-01T00:00:00Z",
-        "cwd": "/work/app",
+        "cwd": "/srv/app",
         "message": {"role": kind, "content": text},
     }
 

@@ -32,7 +32,7 @@ def events() -> list[dict[str, Any]]:
             None,
             sessionId=SID,
             startTime="2026-03-26T17:50:34.263Z",
-            context={"cwd": "/work/fennel"},
+            context={"cwd": "/srv/fennel"},
         ),
         event("user.message", "e2", "e1", content="build the fennel crate"),
         event("assistant.message", "e3", "e2", content="Building.", toolRequests=[call]),
@@ -92,7 +92,7 @@ def test_tools_errors_and_sub_agent_events(tmp_path: Path) -> None:
     assert (info.session_id, info.title, info.workspace_root) == (
         SID,
         "Fennel build",
-        "/work/fennel",
+        "/srv/fennel",
     )
 
 

@@ -32,7 +32,7 @@ def store(folder: Path) -> Path:
                 "type": "session_start",
                 "id": "d5e0c1a2-0000-4000-8000-00000000beef",
                 "title": "Marmalade",
-                "cwd": "/work/jam",
+                "cwd": "/srv/jam",
                 "version": "0.81.0",
             },
             message(
@@ -103,7 +103,7 @@ def test_store_tree_keeps_the_branch_written_last(tmp_path: Path) -> None:
     (error,) = [d for m in messages for d in m.documents if d.kind == "tool_error"]
     assert error.tool_name == "Execute"
     info = FORMAT.info(path)
-    assert (info.title, info.workspace_root, info.headless) == ("Marmalade", "/work/jam", False)
+    assert (info.title, info.workspace_root, info.headless) == ("Marmalade", "/srv/jam", False)
 
 
 def test_stream_json_runs_are_headless(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]

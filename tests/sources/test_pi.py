@@ -37,7 +37,7 @@ def session(folder: Path) -> Path:
                 "version": 3,
                 "id": SID,
                 "timestamp": "2026-05-12T01:02:27.657Z",
-                "cwd": "/work/pi-app",
+                "cwd": "/srv/pi-app",
                 "parentSession": "/x/2026-05-01T00-00-00-000Z_parent-id.jsonl",
             },
             {"type": "model_change", "id": "m0", "parentId": None, "provider": "p", "modelId": "x"},

@@ -25,7 +25,7 @@ def rec(uuid: str, parent: str | None, kind: str, **fields: Any) -> dict[str, An
         "sessionId": SID,
         "timestamp": "2026-02-01T10:00:00.000Z",
         "type": kind,
-        "cwd": "/work/app",
+        "cwd": "/srv/app",
         "version": "0.21.13",
     }
     record.update(fields)
@@ -171,7 +171,7 @@ def test_hand_written_branch_rules_tools_and_sidechain(tmp_path: Path) -> None:
     assert [m.text() for m in messages if m.subagent] == ["sidechainonlyword"]
     assert messages[-1].subagent and not any(m.subagent for m in messages[:-1])
     info = FORMAT.info(path)
-    assert (info.session_id, info.title, info.workspace_root) == (SID, "Tangerine", "/work/app")
+    assert (info.session_id, info.title, info.workspace_root) == (SID, "Tangerine", "/srv/app")
 
 
 def test_a_file_of_sidechain_records_is_a_sub_agent_session(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]

@@ -17,10 +17,9 @@ from convodex import config
 from convodex.catalog.db import open_catalog
 from convodex.catalog.scheduler import Scheduler
 from convodex.writer import SessionWriter
+from corpus import generate as generate_corpus
 from helpers import CliRun, append_lines, service, write_session
 from live_server import serving, wait_for
-
-MAKE_CORPUS = Path(__file__).resolve().parents[3] / "shared" / "bench" / "make_corpus.py"
 
 
 def convo(word: str, n: int = 4) -> list[dict[str, object]]:
@@ -35,13 +34,8 @@ def convo(word: str, n: int = 4) -> list[dict[str, object]]:
 
 
 def big_corpus(tmp_path: Path, mb: float = 12) -> Path:
-    out = tmp_path / "corpus"
-    subprocess.run(
-        [sys.executable, str(MAKE_CORPUS), str(out), "--mb", str(mb)],
-        check=True,
-        stdout=subprocess.DEVNULL,
-    )
-    return out
+    """Native sessions from the project's generator (bench/corpus.py)."""
+    return generate_corpus(tmp_path / "corpus", mb=mb, seed=7).path
 
 
 def progress(client: httpx.Client) -> dict[str, Any]:
