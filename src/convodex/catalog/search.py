@@ -10,7 +10,10 @@ paging: relevance (BM25, ties by rowid: source, message, part), newest and oldes
 from __future__ import annotations
 
 import base64
+import bisect
 import heapq
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -33,6 +36,37 @@ CURSOR_VERSION = 2
 # One candidate: (order key, rowid, score). Relevance orders by BM25 rank (lower is
 # better), newest by minus the message time, oldest by the time; ties by rowid.
 Candidate = tuple[float, int, float]
+# Ordered candidate lists kept for paging on (per catalog revision), and the most
+# candidates one list holds: paging through a common word costs one ordering, not one
+# per page, so walking every hit is proportional to the hits.
+RANKED_LISTS = 8
+RANKED_MAX = 2_000_000
+
+
+class _RankedLists:
+    """A few complete, ordered candidate lists, by catalog revision, plan and table."""
+
+    def __init__(self) -> None:
+        self._lists: OrderedDict[tuple[object, ...], list[Candidate]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[object, ...]) -> list[Candidate] | None:
+        with self._lock:
+            found = self._lists.get(key)
+            if found is not None:
+                self._lists.move_to_end(key)
+            return found
+
+    def put(self, key: tuple[object, ...], candidates: list[Candidate]) -> None:
+        if len(candidates) > RANKED_MAX:
+            return
+        with self._lock:
+            self._lists[key] = candidates
+            while len(self._lists) > RANKED_LISTS:
+                self._lists.popitem(last=False)
+
+
+RANKED = _RankedLists()
 
 
 def progress(catalog: Catalog, root_ids: list[int] | None = None) -> Progress:
@@ -189,15 +223,35 @@ class Searcher:
         self, plan: Plan, after: tuple[float, int] | None, count: int
     ) -> list[Candidate]:
         """The next ``count`` candidates after ``after`` in the plan's order, every filter
-        inside SQL; the tables' own ordered answers merge here."""
-        runs = [self._table_candidates(plan, table, after, count) for table in plan.tables()]
+        inside SQL; the tables' own ordered answers merge here.
+
+        A first page asks SQLite for just that page. A later page takes its slice of
+        the complete ordered list, made once per catalog revision and kept.
+        """
+        runs = []
+        for table in plan.tables():
+            if after is None:
+                runs.append(self._table_candidates(plan, table, count))
+                continue
+            ordered = self._ordered(plan, table)
+            start = bisect.bisect_right(ordered, (after[0], after[1], float("inf")))
+            runs.append(ordered[start : start + count])
         if len(runs) == 1:
             return runs[0]
         return list(heapq.merge(*runs))[:count]
 
-    def _table_candidates(
-        self, plan: Plan, table: str, after: tuple[float, int] | None, count: int
-    ) -> list[Candidate]:
+    def _ordered(self, plan: Plan, table: str) -> list[Candidate]:
+        """Every candidate of one table in the plan's order (kept for later pages)."""
+        where = self.catalog.path or id(self.catalog.db)
+        key = (where, self.catalog.revision(), plan.key, table)
+        ordered = RANKED.get(key)
+        if ordered is None:
+            ordered = self._table_candidates(plan, table, None)
+            RANKED.put(key, ordered)
+        return ordered
+
+    def _table_candidates(self, plan: Plan, table: str, count: int | None) -> list[Candidate]:
+        """The first ``count`` candidates of one table in order (None: all of them)."""
         where = plan.where(table)
         params: list[Any] = [plan.match(table), *where.params]
         if plan.sort == "relevance":
@@ -208,10 +262,7 @@ class Searcher:
                 f"SELECT {rank} AS k, rowid, {rank} FROM {table} "
                 f"WHERE {table} MATCH ?{where.text()}"
             )
-            if after is not None:
-                sql += f" AND ({rank}, rowid) > (?, ?)"
-                params.extend(after)
-            sql += " ORDER BY k, rowid LIMIT ?"
+            sql += " ORDER BY k, rowid"
         else:
             # Newest: minus the message time, so every order is ascending by key.
             sign = "-" if plan.sort == "newest" else ""
@@ -220,11 +271,10 @@ class Searcher:
                 f"(SELECT rowid FROM {table} WHERE {table} MATCH ?{where.text()}) AS c "
                 f"JOIN messages AS m ON m.base = c.rowid & {MESSAGE_MASK}"
             )
-            if after is not None:
-                sql += " WHERE (k, c.rowid) > (?, ?)"
-                params.extend(after)
-            sql += " ORDER BY k, c.rowid LIMIT ?"
-        params.append(count)
+            sql += " ORDER BY k, c.rowid"
+        if count is not None:
+            sql += " LIMIT ?"
+            params.append(count)
         try:
             return [
                 (float(k), int(rowid), float(score))
