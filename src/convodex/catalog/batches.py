@@ -16,7 +16,7 @@ from typing import Any
 
 from convodex.errors import SourceError
 from convodex.sources.base import Budget, ReadResult, SourceMessage, append_only
-from convodex.sources.discover import FORMATS, FileStat
+from convodex.sources.discover import FORMATS, FileStat, source_stat
 from convodex.text.documents import KINDS, Kind
 from convodex.text.tokens import cjk_run_tails, tokenize
 
@@ -230,7 +230,7 @@ class SourceReader:
         """The source's new rows; a failure ends with a batch that records it."""
         path = Path(src.path)
         try:
-            st = FileStat.of(path)
+            st = source_stat(src.format, path)
         except FileNotFoundError:
             self.stats.missing += 1
             yield Batch.failed(src.id, "missing", None, None)

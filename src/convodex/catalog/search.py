@@ -31,7 +31,7 @@ from convodex.catalog.batches import (
 from convodex.catalog.db import Catalog
 from convodex.errors import QueryError
 from convodex.sources.base import SessionInfo, SourceMessage
-from convodex.sources.discover import FORMATS, FileStat
+from convodex.sources.discover import FORMATS, source_stat
 from convodex.sqlite import sqlite3
 from convodex.text.documents import KINDS, Document, Kind, parse_kinds
 from convodex.text.snippet import head, window
@@ -361,7 +361,7 @@ class Searcher:
         src = _SourceRow(*row) if row is not None else None
         if src is not None:
             try:
-                st = FileStat.of(src.path)
+                st = source_stat(src.format, src.path)
             except OSError:
                 src.bad = True
             else:

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+import sys
+import tomllib
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,9 +23,21 @@ from typing import Any
 import msgspec
 
 from convodex import config
-from convodex.errors import SourceError
-from convodex.sources import chat_export, claude_code, codex, dag, gemini, session_log
-from convodex.sources.base import SourceFormat
+from convodex.errors import ConfigError, SourceError
+from convodex.sources import (
+    aider,
+    chat_export,
+    claude_code,
+    codex,
+    cursor,
+    cursor_ide,
+    dag,
+    gemini,
+    opencode,
+    session_log,
+)
+from convodex.sources.base import FileStat as FileStat  # re-exported: the catalog's import
+from convodex.sources.base import SourceFormat, stat_of
 
 FORMATS: dict[str, SourceFormat] = {
     session_log.NAME: session_log.FORMAT,
@@ -32,10 +46,16 @@ FORMATS: dict[str, SourceFormat] = {
     codex.NAME: codex.FORMAT,
     gemini.NAME: gemini.FORMAT,
     chat_export.NAME: chat_export.FORMAT,
+    opencode.NAME: opencode.FORMAT,
+    cursor.NAME: cursor.FORMAT,
+    cursor_ide.NAME: cursor_ide.FORMAT,
+    aider.NAME: aider.FORMAT,
 }
 # ``--root PATH:format`` overrides, by resolved root path (process-local, set by
 # ``resolve_root``; the indexer scans roots by path only).
 _ROOT_FORMATS: dict[str, str] = {}
+# Roots scanned without descending (workspace directories holding an Aider history).
+_SHALLOW_ROOTS: set[str] = set()
 _SNIFFED: dict[tuple[str, int], str | None] = {}
 SNIFF_BYTES = 64 * 1024
 SIDECAR_SUFFIXES = (".meta.json", ".jsonl.meta")
@@ -67,43 +87,93 @@ class _Sniff(msgspec.Struct):
 
 
 @dataclass(frozen=True, slots=True)
-class FileStat:
-    """The identity of a file's bytes as far as a stat can tell."""
-
-    size: int
-    mtime_ns: int
-    inode: int
-
-    @classmethod
-    def of(cls, path: str | os.PathLike[str]) -> FileStat:
-        st = os.stat(path)
-        return cls(st.st_size, st.st_mtime_ns, st.st_ino)
-
-
-@dataclass(frozen=True, slots=True)
 class Discovered:
     path: Path
     format: str
     stat: FileStat
 
 
+def vscode_user_dir(app: str, platform: str | None = None) -> Path:
+    """A VS Code-family editor's ``User`` directory (``app``: ``Cursor``, ``Code`` …)."""
+    platform = platform or sys.platform
+    home = Path.home()
+    if platform == "darwin":
+        return home / "Library" / "Application Support" / app / "User"
+    if platform == "win32":
+        return Path(os.environ.get("APPDATA") or home / "AppData" / "Roaming") / app / "User"
+    return Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config") / app / "User"
+
+
 def agent_roots() -> list[tuple[Path, str]]:
-    """Where other agents keep history on Linux and macOS (same home-relative paths)."""
+    """Where other agents keep history (home-relative paths are the same on Linux and
+    macOS; the Cursor editor's follows the platform)."""
     home = Path.home()
     claude = Path(os.environ.get("CLAUDE_CONFIG_DIR") or home / ".claude")
     codex_home = Path(os.environ.get("CODEX_HOME") or home / ".codex")
+    # OpenCode follows XDG on every platform (macOS included).
+    xdg_data = Path(os.environ.get("XDG_DATA_HOME") or home / ".local" / "share")
     return [
         (claude / "projects", claude_code.NAME),
         (codex_home / "sessions", codex.NAME),
         (codex_home / "archived_sessions", codex.NAME),
         (home / ".gemini" / "tmp", gemini.NAME),
+        (xdg_data / "opencode", opencode.NAME),
+        (home / ".cursor" / "projects", cursor.NAME),
+        (home / ".cursor" / "chats", cursor.NAME),
+        (vscode_user_dir("Cursor") / "globalStorage", cursor_ide.NAME),
     ]
 
 
 def default_roots() -> list[Path]:
-    """convodex's own sessions and chat exports, then every supported agent's root."""
+    """convodex's own sessions and chat exports, every supported agent's root, then the
+    roots the user configured."""
     roots = [config.sessions_dir(), config.data_home() / "exports"]
-    return roots + [path for path, _ in agent_roots()]
+    return roots + [path for path, _ in agent_roots()] + configured_roots()
+
+
+def config_file() -> Path:
+    """``$XDG_CONFIG_HOME/convodex/config.toml`` (``~/.config`` when unset, on every OS)."""
+    base = os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config"
+    return Path(base) / "convodex" / "config.toml"
+
+
+def configured_roots() -> list[Path]:
+    """The ``roots`` list of the config file (``PATH[:format]`` each), resolved.
+
+    ``roots = ["~/src:aider"]`` adds a directory tree whose Aider histories are
+    indexed. A missing file is no roots; a malformed one is a clear error.
+    """
+    path = config_file()
+    try:
+        with open(path, "rb") as handle:
+            data = tomllib.load(handle)
+    except FileNotFoundError:
+        return []
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read the config file ({type(exc).__name__})") from exc
+    roots = data.get("roots", [])
+    if not isinstance(roots, list) or not all(isinstance(r, str) for r in roots):
+        raise ConfigError(f"{path}: roots must be a list of paths (PATH or PATH:format)")
+    return [resolve_root(spec, must_exist=False) for spec in roots]
+
+
+def workspace_roots(workspaces: Iterable[str | os.PathLike[str]]) -> list[Path]:
+    """Aider histories in the workspace directories other agents' sessions name.
+
+    For the catalog: given the workspace paths it knows, returns each directory that
+    holds a ``.aider.chat.history.md`` as an ``aider`` root scanned without
+    descending (a workspace may be a whole home directory). Scan them like any root.
+    """
+    found: list[Path] = []
+    for workspace in workspaces:
+        directory = Path(workspace).expanduser()
+        if not (directory / aider.HISTORY).is_file():
+            continue
+        root = resolve_root(f"{directory}:{aider.NAME}")
+        _SHALLOW_ROOTS.add(str(root))
+        if root not in found:
+            found.append(root)
+    return found
 
 
 def split_root(spec: str | os.PathLike[str]) -> tuple[str, str | None]:
@@ -152,13 +222,35 @@ def format_of(name: str) -> str | None:
     return None
 
 
-def claims(fmt: str, name: str) -> bool:
+def _claimed(fmt: str, path: Path, fixed: bool) -> bool | None:
+    """A format's own ``claims`` hook, or ``None`` when it has none."""
+    hook: Callable[[Path, bool], bool] | None = getattr(FORMATS[fmt], "claims", None)
+    return None if hook is None else hook(path, fixed)
+
+
+def claims(fmt: str, path: Path) -> bool:
     """Whether a file under a root of format ``fmt`` is a transcript of it."""
+    name = path.name
     if name.endswith(SIDECAR_SUFFIXES) or name.endswith(session_log.EXCLUDED_SUFFIXES):
         return False
+    claimed = _claimed(fmt, path, True)
+    if claimed is not None:
+        return claimed
     if fmt in (gemini.NAME, chat_export.NAME):
         return name.endswith((".json", ".jsonl"))
     return name.endswith(".jsonl")
+
+
+def _source_names() -> frozenset[str]:
+    """File names some format claims besides ``.json``/``.jsonl`` (databases, histories)."""
+    names: set[str] = set()
+    for fmt in FORMATS.values():
+        names |= getattr(fmt, "source_names", frozenset())
+    return frozenset(names)
+
+
+SOURCE_NAMES = _source_names()
+_LAYOUT_FORMATS = tuple(name for name, fmt in FORMATS.items() if hasattr(fmt, "claims"))
 
 
 def sniff(path: Path, inode: int) -> str | None:
@@ -196,6 +288,8 @@ def _sniff(path: Path) -> str | None:
         return claude_code.NAME
     if isinstance(rec.created_at, str) and rec.role and rec.message is not None:
         return codex.NAME
+    if rec.role and isinstance(rec.message, dict):
+        return cursor.NAME  # a Cursor agent transcript line: {role, message: {content}}
     if rec.role:
         return session_log.NAME
     return None
@@ -205,9 +299,12 @@ def detect(path: Path, inode: int, fixed: str | None) -> str | None:
     """The format of one file found under a root (``fixed``: the root's format)."""
     name = path.name
     if fixed is not None:
-        return fixed if claims(fixed, name) else None
+        return fixed if claims(fixed, path) else None
     if name.endswith(SIDECAR_SUFFIXES) or name.endswith(session_log.EXCLUDED_SUFFIXES):
         return None
+    for fmt in _LAYOUT_FORMATS:  # known by name and place: databases, trees, histories
+        if _claimed(fmt, path, False):
+            return fmt
     by_name = format_of(name)
     if by_name is not None and by_name != session_log.NAME:
         return by_name
@@ -217,9 +314,33 @@ def detect(path: Path, inode: int, fixed: str | None) -> str | None:
     return None
 
 
+def skipped_dirs(fixed: str | None, names: frozenset[str]) -> frozenset[str]:
+    """Subdirectories of a directory with entries ``names`` that hold no source.
+
+    A root of a known format asks only that format; any other root asks every format
+    (which then prunes only on unmistakable layouts, such as OpenCode's storage tree).
+    """
+    formats = [FORMATS[fixed]] if fixed is not None else list(FORMATS.values())
+    skip: frozenset[str] = frozenset()
+    for fmt in formats:
+        hook: Callable[[frozenset[str], bool], frozenset[str]] | None = getattr(
+            fmt, "skip_dirs", None
+        )
+        if hook is not None:
+            skip |= hook(names, fixed is not None)
+    return skip
+
+
+def source_stat(fmt: str, path: str | os.PathLike[str]) -> FileStat:
+    """A source's fingerprint (its format's ``stat`` hook, else its file's stat): what
+    scans compare with the stored checkpoint, and search with the indexed one."""
+    return stat_of(FORMATS[fmt], path)
+
+
 def scan(root: Path) -> Iterator[Discovered]:
     """Every transcript under ``root``, depth first; unreadable dirs are skipped."""
     fixed = root_format(root)
+    shallow = str(root) in _SHALLOW_ROOTS
     stack = [root]
     while stack:
         current = stack.pop()
@@ -228,21 +349,28 @@ def scan(root: Path) -> Iterator[Discovered]:
         except OSError:
             continue
         entries.sort(key=lambda e: e.name)
+        skip = skipped_dirs(fixed, frozenset(e.name for e in entries))
         subdirs = []
         for entry in entries:
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    subdirs.append(Path(entry.path))
+                    if not shallow and entry.name not in skip:
+                        subdirs.append(Path(entry.path))
                     continue
                 if not entry.is_file():
                     continue
-                if not entry.name.endswith((".jsonl", ".json")):
+                if not entry.name.endswith((".jsonl", ".json")) and entry.name not in SOURCE_NAMES:
                     continue
                 st = entry.stat()
-                fmt = detect(Path(entry.path), st.st_ino, fixed)
+                path = Path(entry.path)
+                fmt = detect(path, st.st_ino, fixed)
                 if fmt is None:
                     continue
+                if hasattr(FORMATS[fmt], "stat"):
+                    stat = source_stat(fmt, path)
+                else:
+                    stat = FileStat(st.st_size, st.st_mtime_ns, st.st_ino)
             except OSError:
                 continue
-            yield Discovered(Path(entry.path), fmt, FileStat(st.st_size, st.st_mtime_ns, st.st_ino))
+            yield Discovered(path, fmt, stat)
         stack.extend(reversed(subdirs))
