@@ -38,6 +38,9 @@ def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HOME", str(tmp_path / "user-home"))
     monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
     monkeypatch.delenv("CODEX_HOME", raising=False)
+    # OpenCode's data, the Cursor editor's and convodex's config.toml follow XDG.
+    for name in ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "APPDATA"):
+        monkeypatch.delenv(name, raising=False)
 
 
 CliRun = Callable[..., Result]

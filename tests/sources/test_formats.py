@@ -13,29 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from reading import FIXTURES, read_all, shown
 
 from convodex.sources import chat_export, claude_code, codex, gemini
-from convodex.sources.base import Budget, ReadResult, SourceMessage
+from convodex.sources.base import Budget, ReadResult
 from convodex.sources.discover import FORMATS, detect, resolve_root, scan
 from helpers import as_json
-
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-
-
-def read_all(fmt: Any, path: Path) -> list[SourceMessage]:
-    messages = list(fmt.read(path, ReadResult(0, 0), Budget.from_env()))
-    for m in messages:  # hydration rebuilds exactly what was indexed
-        loaded = fmt.load(path, m.offset, m.length, m.index)
-        assert loaded is not None
-        assert [(d.part, d.kind, d.text) for d in loaded.documents] == [
-            (d.part, d.kind, d.text) for d in m.documents
-        ]
-        assert (loaded.role, loaded.session_id, loaded.title) == (m.role, m.session_id, m.title)
-    return messages
-
-
-def shown(messages: list[SourceMessage]) -> list[str]:
-    return [m.text() for m in messages if m.documents]
 
 
 def test_claude_code_rewind_keeps_the_latest_branch_through_compaction() -> None:
