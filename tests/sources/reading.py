@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from click.testing import Result
 
 from convodex.sources.base import Budget, ReadResult, SourceMessage
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+CliRun = Callable[..., Result]
+"""The ``cli`` fixture's type (tests/conftest.py)."""
 
 
 def read_all(fmt: Any, path: Path) -> list[SourceMessage]:

@@ -10,9 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from reading import FIXTURES, read_all
+from reading import FIXTURES, CliRun, read_all
 
-from conftest import CliRun
 from convodex.sources import aider
 from convodex.sources.base import SourceMessage
 from convodex.sources.discover import scan, workspace_roots

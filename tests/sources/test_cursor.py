@@ -14,9 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from reading import FIXTURES, read_all
+from reading import FIXTURES, CliRun, read_all
 
-from conftest import CliRun
 from convodex.sources import cursor, cursor_ide
 from convodex.sources.base import Budget, ReadResult, SourceMessage, stat_of
 from convodex.sources.discover import detect, resolve_root, scan, vscode_user_dir

@@ -17,9 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from reading import FIXTURES, read_all
+from reading import FIXTURES, CliRun, read_all
 
-from conftest import CliRun
 from convodex.sources import opencode
 from convodex.sources.base import Budget, ReadResult
 from convodex.sources.discover import resolve_root, scan
