@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from reading import FIXTURES, CliRun, read_all
+from reading import FIXTURES, CliRun, read_all, read_beside_a_writer
 
 from convodex.sources import cursor, cursor_ide
 from convodex.sources.base import Budget, ReadResult, SourceMessage, stat_of
@@ -241,17 +241,12 @@ def test_store_read_only_while_the_agent_writes(tmp_path: Path) -> None:
     before = tree_hashes(store.parent)
     assert len(read_all(cursor.FORMAT, store)) == 4
     assert tree_hashes(store.parent) == before  # not even -wal or -shm files
-    agent = sqlite3.connect(store, timeout=0)
-    agent.execute("BEGIN IMMEDIATE")
-    agent.execute("INSERT INTO blobs VALUES ('pending', x'00')")
-    assert len(read_all(cursor.FORMAT, store)) == 4
-    agent.commit()
-    reading = cursor.FORMAT.read(store, ReadResult(0, 0), Budget())
-    next(reading)
-    with agent:
-        agent.execute("INSERT INTO blobs VALUES ('more', x'00')")
-    assert len(list(reading)) == 3
-    agent.close()
+
+    def write(agent: sqlite3.Connection, n: int) -> None:
+        agent.execute("INSERT INTO blobs VALUES (?, x'00')", (f"unlisted-{n}",))
+
+    during, interrupted = read_beside_a_writer(cursor.FORMAT, store, write)
+    assert len(during) == len(interrupted) == 4
 
 
 # -- the editor ----------------------------------------------------------------------
@@ -385,18 +380,14 @@ def test_editor_read_only_while_cursor_writes(tmp_path: Path) -> None:
     path = tmp_path / "globalStorage" / "state.vscdb"
     write_vscdb(path)
     before = stat_of(cursor_ide.FORMAT, path)
-    editor = sqlite3.connect(path, timeout=0)  # rollback journal, as the editor's
-    editor.execute("BEGIN IMMEDIATE")
-    editor.execute("INSERT INTO ItemTable VALUES ('pending', '1')")
-    assert len(read_all(cursor_ide.FORMAT, path)) == 5
-    editor.commit()
-    reading = cursor_ide.FORMAT.read(path, ReadResult(0, 0), Budget())
-    next(reading)
-    with editor:  # no wait at all: we hold no lock between two messages
-        editor.execute("INSERT INTO ItemTable VALUES ('more', '1')")
-    assert len(list(reading)) == 4
-    editor.close()
-    assert stat_of(cursor_ide.FORMAT, path) == before
+
+    def write(editor: sqlite3.Connection, n: int) -> None:
+        editor.execute("INSERT INTO ItemTable VALUES (?, '1')", (f"state-{n}",))
+
+    # The editor's database is in rollback-journal mode: its commit needs every reader gone.
+    during, interrupted = read_beside_a_writer(cursor_ide.FORMAT, path, write)
+    assert len(during) == len(interrupted) == 5
+    assert stat_of(cursor_ide.FORMAT, path) == before  # editor state is not a change
 
 
 @pytest.mark.parametrize(

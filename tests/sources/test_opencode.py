@@ -17,10 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from reading import FIXTURES, CliRun, read_all
+from reading import FIXTURES, CliRun, read_all, read_beside_a_writer
 
 from convodex.sources import opencode
-from convodex.sources.base import Budget, ReadResult
 from convodex.sources.discover import resolve_root, scan
 from convodex.sqlite import sqlite3
 from helpers import as_json, tree_hashes
@@ -367,19 +366,14 @@ def test_database_read_only_while_the_agent_writes(tmp_path: Path) -> None:
     assert sorted(before) == [str(db_path)]
     assert len(read_all(opencode.FORMAT, db_path)) == 8
     assert tree_hashes(db_path.parent) == before
-    # Running: the agent holds a write transaction while we read.
-    agent = sqlite3.connect(db_path, timeout=0)
-    agent.execute("PRAGMA journal_mode = WAL")
-    agent.execute("BEGIN IMMEDIATE")
-    yak = message("msg_c3", "user", [text("uncommitted yak")])
-    insert_message(agent, "ses_c", yak, T0 + 2002)
-    assert "uncommitted yak" not in said(read_all(opencode.FORMAT, db_path))
-    agent.commit()
-    # And writes, with no wait at all, while our read is between two messages.
-    reading = opencode.FORMAT.read(db_path, ReadResult(0, 0), Budget.from_env())
-    next(reading)
-    with agent:
-        insert_message(agent, "ses_c", message("msg_c4", "user", [text("more")]), T0 + 2003)
-    rest = said(list(reading))
-    assert rest[-4:-1] == ["forked ocelot", "uncommitted yak", "more"]
-    agent.close()
+
+    # Running: the agent writes while we read, and never waits for us.
+    def write(agent: sqlite3.Connection, n: int) -> None:
+        words = ["uncommitted yak", "more"][n]
+        insert_message(
+            agent, "ses_c", message(f"msg_c{3 + n}", "user", [text(words)]), T0 + 2002 + n
+        )
+
+    during, interrupted = read_beside_a_writer(opencode.FORMAT, db_path, write)
+    assert "uncommitted yak" not in said(during)
+    assert said(interrupted)[-4:-1] == ["forked ocelot", "uncommitted yak", "more"]

@@ -40,6 +40,7 @@ from convodex.sources.base import (
     SessionInfo,
     SourceMessage,
     file_stamp,
+    read_span,
 )
 from convodex.text.documents import (
     Document,
@@ -311,12 +312,8 @@ class AiderFormat:
                 yield message
 
     def load(self, path: Path, offset: int, length: int, index: int) -> SourceMessage | None:
-        with open(path, "rb") as handle:
-            handle.seek(offset)
-            raw = handle.read(length)
-        if len(raw) != length:
-            return None
-        return self._message(raw, offset, index, _TABLES.of(path))
+        raw = read_span(path, offset, length)
+        return None if raw is None else self._message(raw, offset, index, _TABLES.of(path))
 
     @staticmethod
     def _message(raw: bytes, offset: int, index: int, table: _Table) -> SourceMessage:

@@ -243,6 +243,14 @@ def messages_at(
         yield message
 
 
+def read_span(path: Path, offset: int, length: int) -> bytes | None:
+    """The bytes of one record, or ``None`` when the file no longer holds them all."""
+    with open(path, "rb") as handle:
+        handle.seek(offset)
+        raw = handle.read(length)
+    return raw if len(raw) == length else None
+
+
 def load_message(
     path: Path, offset: int, length: int, index: int, load: MessageLoader
 ) -> SourceMessage | None:

@@ -45,6 +45,7 @@ from convodex.sources.base import (
     SessionInfo,
     SourceMessage,
     nested_text,
+    read_span,
 )
 from convodex.sources.jsonl import decoded_lines, error_class
 from convodex.sqlite import sqlite3
@@ -166,9 +167,9 @@ def _read_transcript(path: Path, result: ReadResult, budget: Budget) -> Iterator
 
 
 def _load_transcript(path: Path, offset: int, length: int, index: int) -> SourceMessage | None:
-    with open(path, "rb") as handle:
-        handle.seek(offset)
-        raw = handle.read(length)
+    raw = read_span(path, offset, length)
+    if raw is None:
+        return None
     try:
         value = _decode_line(raw)
     except (msgspec.DecodeError, RecursionError):

@@ -3,10 +3,15 @@
 A root is scanned recursively; every file a known format claims becomes a source.
 The format comes from ``--root PATH:format`` when given, else from where the root
 is (``~/.claude/projects`` holds Claude Code, ``~/.codex`` Codex rollouts,
-``~/.gemini`` Gemini chats), else per file: by name (``rollout-*.jsonl``,
+``~/.gemini`` Gemini chats, ``~/.local/share/opencode`` OpenCode …), else per file:
+by name and place (a format's ``claims`` hook: ``opencode.db``, ``store.db`` under
+``chats/``, ``.aider.chat.history.md`` …), by name (``rollout-*.jsonl``,
 ``conversations.json``), then by sniffing the first record of ``.jsonl`` and the
 first 64 KiB of ``.json`` files (cached per path and inode, so a rescan of
-unchanged files opens nothing).
+unchanged files opens nothing). Only ``.json``/``.jsonl`` files and the exact names
+formats list in ``source_names`` are looked at, and directories a format's
+``skip_dirs`` hook rules out are not entered. A source's fingerprint is its format's
+``stat`` hook, else its file's stat (``source_stat``).
 """
 
 from __future__ import annotations

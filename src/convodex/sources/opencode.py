@@ -246,67 +246,83 @@ def _part_files(storage: Path, message_id: str) -> list[Path]:
 
 
 @dataclass(slots=True)
+class _TreeMessage:
+    """A message file, its info decoded once (``None`` when it does not decode)."""
+
+    file: Path
+    size: int
+    info: _Info | None
+
+    @property
+    def id(self) -> str:
+        return (self.info.id if self.info else None) or self.file.stem
+
+
+@dataclass(slots=True)
 class _TreeSession:
     file: Path
     session: _Session
-    messages: list[Path]
+    messages: list[_TreeMessage]
 
     @property
     def storage(self) -> Path:
         return _storage(self.file)
 
+    def effective(self) -> int:
+        return effective([m.id for m in self.messages], self.session.revert)
 
-def _tree_session(path: Path) -> _TreeSession:
+
+def _tree_session(path: Path, errors: list[LineError], budget: Budget) -> _TreeSession:
+    """A session file and its messages' infos, in OpenCode's (file name) order."""
     try:
         session = _decode_session(path.read_bytes())
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as exc:
         raise SourceError(str(path), "not an OpenCode session file") from exc
-    session_id = session.id or path.stem
-    messages = _json_files(_storage(path) / "message" / session_id)
+    messages = []
+    for position, file in enumerate(
+        _json_files(_storage(path) / "message" / (session.id or path.stem))
+    ):
+        raw = file.read_bytes()
+        budget.check(file, "record", len(raw))
+        messages.append(_TreeMessage(file, len(raw), _decode(raw, _decode_info, errors, position)))
     return _TreeSession(path, session, messages)
 
 
 def _tree_message(
     tree: _TreeSession, position: int, index: int, errors: list[LineError], budget: Budget
 ) -> SourceMessage | None:
-    file = tree.messages[position]
-    raw = file.read_bytes()
-    budget.check(file, "record", len(raw))
-    info = _decode(raw, _decode_info, errors, position)
-    if info is None:
+    message = tree.messages[position]
+    if message.info is None:
         return None
     parts: list[_Part] = []
-    size = len(raw)
-    for part_file in _part_files(tree.storage, info.id or file.stem):
+    size = message.size
+    for part_file in _part_files(tree.storage, message.id):
         data = part_file.read_bytes()
         budget.check(part_file, "record", len(data))
         size += len(data)
         part = _decode(data, _decode_part, errors, position)
         if part is not None:
             parts.append(part)
-    role, docs = documents(info, parts)
-    created = _ms(info.time.created) if info.time else None
+    role, docs = documents(message.info, parts)
+    created = _ms(message.info.time.created) if message.info.time else None
     return SourceMessage(index, position, size, role, created, docs)
 
 
-def _message_id(file: Path) -> str:
-    """A message file's id (its info's ``id``, else its name), decoding nothing else."""
-    try:
-        return _decode_info(file.read_bytes()).id or file.stem
-    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
-        return file.stem
-
-
 def _tree_stat(path: Path) -> FileStat:
-    """The session file, its message files and their parts: sizes summed, newest mtime."""
+    """The session file, its message files and their parts: sizes summed, newest mtime.
+
+    Only stats, no reads: a message's parts are under its file name (OpenCode names
+    each file after its id); a message read from elsewhere is seen when its file is.
+    """
     st = os.stat(path)
     size, mtime = st.st_size, st.st_mtime_ns
     try:
-        tree = _tree_session(path)
-    except SourceError:
+        session_id = _decode_session(path.read_bytes()).id or path.stem
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         return FileStat(size, mtime, st.st_ino)  # reading it will say what is wrong
-    for file in tree.messages:
-        for item in (file, *_part_files(tree.storage, _message_id(file))):
+    storage = _storage(path)
+    for file in _json_files(storage / "message" / session_id):
+        for item in (file, *_part_files(storage, file.stem)):
             try:
                 fst = os.stat(item)
             except OSError:
@@ -425,9 +441,8 @@ class OpenCodeFormat:
         if path.name.endswith(".db"):
             yield from _read_db(path, result, budget)
             return
-        tree = _tree_session(path)
-        ids: list[str | None] = [_message_id(file) for file in tree.messages]
-        for position in range(effective(ids, tree.session.revert)):
+        tree = _tree_session(path, result.errors, budget)
+        for position in range(tree.effective()):
             message = _tree_message(tree, position, result.next_index, result.errors, budget)
             if message is None:
                 continue
@@ -442,11 +457,11 @@ class OpenCodeFormat:
             except SourceError:
                 return None
         try:
-            tree = _tree_session(path)
-            ids: list[str | None] = [_message_id(file) for file in tree.messages]
-            if offset >= effective(ids, tree.session.revert):
+            budget = Budget.from_env()
+            tree = _tree_session(path, [], budget)
+            if offset >= tree.effective():
                 return None  # gone, or reverted since it was indexed
-            return _tree_message(tree, offset, index, [], Budget.from_env())
+            return _tree_message(tree, offset, index, [], budget)
         except SourceError:
             return None
 
