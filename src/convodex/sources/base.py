@@ -185,8 +185,10 @@ class SourceFormat(Protocol):
       length)`` as its own locator (a row id, a file's position) rather than a byte
       span; it then ends ``read`` with ``end_offset = LOCATOR_CHECKPOINT``.
     - ``claims(path, fixed) -> bool``: whether a file is one of its sources, by name
-      and place (``fixed``: under a root of this format, else anywhere); names it
-      claims that are not ``.json``/``.jsonl`` are listed in ``source_names``.
+      and place (``fixed``: under a root of this format, else anywhere). Outside its
+      own roots a file is only asked about when its name is in ``source_names``
+      (names that are not ``.json``/``.jsonl``) or its path passes through a
+      directory named in ``source_dirs``, so ordinary roots pay nothing for it.
     - ``skip_dirs(names, fixed) -> frozenset[str]``: subdirectories of a directory
       with these entry names that hold none of its sources, left out of scans.
 

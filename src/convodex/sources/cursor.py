@@ -338,6 +338,7 @@ class CursorFormat:
     append_only = False
     resume = "cursor-agent --resume {id}"
     source_names = frozenset({STORE})
+    source_dirs = frozenset({TRANSCRIPTS})
 
     def read(self, path: Path, result: ReadResult, budget: Budget) -> Iterator[SourceMessage]:
         if path.name == STORE:

@@ -254,7 +254,16 @@ def _source_names() -> frozenset[str]:
     return frozenset(names)
 
 
+def _layout_markers() -> tuple[str, ...]:
+    """``/<dir>/`` for every directory name formats' sources sit under (``source_dirs``)."""
+    dirs: set[str] = set()
+    for fmt in FORMATS.values():
+        dirs |= getattr(fmt, "source_dirs", frozenset())
+    return tuple(f"{os.sep}{d}{os.sep}" for d in sorted(dirs))
+
+
 SOURCE_NAMES = _source_names()
+_LAYOUT_MARKERS = _layout_markers()
 _LAYOUT_FORMATS = tuple(name for name, fmt in FORMATS.items() if hasattr(fmt, "claims"))
 
 
@@ -307,9 +316,10 @@ def detect(path: Path, inode: int, fixed: str | None) -> str | None:
         return fixed if claims(fixed, path) else None
     if name.endswith(SIDECAR_SUFFIXES) or name.endswith(session_log.EXCLUDED_SUFFIXES):
         return None
-    for fmt in _LAYOUT_FORMATS:  # known by name and place: databases, trees, histories
-        if _claimed(fmt, path, False):
-            return fmt
+    if name in SOURCE_NAMES or any(m in str(path) for m in _LAYOUT_MARKERS):
+        for fmt in _LAYOUT_FORMATS:  # known by name and place: databases, trees, histories
+            if _claimed(fmt, path, False):
+                return fmt
     by_name = format_of(name)
     if by_name is not None and by_name != session_log.NAME:
         return by_name

@@ -30,6 +30,7 @@ compaction summary (``summary: true``).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -308,11 +309,18 @@ def _tree_message(
     return SourceMessage(index, position, size, role, created, docs)
 
 
+def _json_stats(directory: Path) -> list[tuple[str, os.stat_result]]:
+    """(name, stat) of the ``.json`` files of a directory; a missing one raises."""
+    with os.scandir(directory) as entries:
+        return [(e.name, e.stat()) for e in entries if e.name.endswith(".json")]
+
+
 def _tree_stat(path: Path) -> FileStat:
     """The session file, its message files and their parts: sizes summed, newest mtime.
 
-    Only stats, no reads: a message's parts are under its file name (OpenCode names
-    each file after its id); a message read from elsewhere is seen when its file is.
+    Only directory listings and stats, no reads: a message's parts are under its file
+    name (OpenCode names each file after its id). A scan pays this for every session
+    of a tree, so it stays on ``os.scandir``.
     """
     st = os.stat(path)
     size, mtime = st.st_size, st.st_mtime_ns
@@ -321,14 +329,21 @@ def _tree_stat(path: Path) -> FileStat:
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         return FileStat(size, mtime, st.st_ino)  # reading it will say what is wrong
     storage = _storage(path)
-    for file in _json_files(storage / "message" / session_id):
-        for item in (file, *_part_files(storage, file.stem)):
-            try:
-                fst = os.stat(item)
-            except OSError:
-                continue
-            size += fst.st_size
-            mtime = max(mtime, fst.st_mtime_ns)
+    try:
+        messages = _json_stats(storage / "message" / session_id)
+    except OSError:
+        messages = []
+    stats = [fst for _, fst in messages]
+    for name, _ in messages:
+        try:
+            stats.extend(fst for _, fst in _json_stats(storage / "part" / name[:-5]))
+        except OSError:  # no part directory: a very old tree keeps parts flat
+            for file in _part_files(storage, name[:-5]):
+                with contextlib.suppress(OSError):
+                    stats.append(os.stat(file))
+    for fst in stats:
+        size += fst.st_size
+        mtime = max(mtime, fst.st_mtime_ns)
     return FileStat(size, mtime, st.st_ino)
 
 
@@ -435,6 +450,7 @@ class OpenCodeFormat:
     append_only = False
     resume = "opencode --session {id}"
     source_names = frozenset({DATABASE})
+    source_dirs = frozenset({"session"})
 
     def read(self, path: Path, result: ReadResult, budget: Budget) -> Iterator[SourceMessage]:
         result.end_offset = LOCATOR_CHECKPOINT
