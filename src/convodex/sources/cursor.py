@@ -87,7 +87,7 @@ class _Blob(msgspec.Struct):
 class _Meta(msgspec.Struct):
     agentId: str | None = None  # noqa: N815 - Cursor's keys
     name: str | None = None
-    createdAt: int | float | None = None  # noqa: N815
+    createdAt: Any = None  # noqa: N815 - a number, or its digits in some versions
     latestRootBlobId: str | None = None  # noqa: N815
 
 
@@ -327,7 +327,11 @@ def _store_info(path: Path, info: SessionInfo) -> SessionInfo:
     info.session_id = meta.agentId or info.session_id
     info.title = meta.name or info.title
     info.workspace_root = workspace
-    info.created_at = int(meta.createdAt) if meta.createdAt is not None else None
+    created = meta.createdAt
+    if isinstance(created, str) and created.isdigit():
+        created = int(created)
+    if isinstance(created, int | float) and not isinstance(created, bool):
+        info.created_at = int(created)
     return info
 
 

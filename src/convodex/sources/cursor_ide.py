@@ -164,8 +164,9 @@ def _read(path: Path, result: ReadResult, budget: Budget) -> Iterator[SourceMess
                 result.errors.append(LineError(rowid << POSITION_BITS, error_class(exc)))
                 continue
             composer_id = composer.composerId or str(row["key"])[len(COMPOSER) :]
+            inline = (rowid, len(raw))
             for message in _composer_messages(
-                db, path, composer, composer_id, rowid, result, budget
+                db, path, composer, composer_id, inline, result, budget
             ):
                 result.bytes_read += message.length
                 result.next_index += 1
@@ -177,11 +178,12 @@ def _composer_messages(
     path: Path,
     composer: _Composer,
     composer_id: str,
-    rowid: int,
+    inline: tuple[int, int],
     result: ReadResult,
     budget: Budget,
 ) -> Iterator[SourceMessage]:
-    """A composer's effective conversation: its listed bubbles, else its inline array."""
+    """A composer's effective conversation: its listed bubbles, else its inline array
+    (``inline``: the composer's row id and size, which its inline bubbles share)."""
     title = composer.name or None
     if composer.fullConversationHeadersOnly:
         for header in composer.fullConversationHeadersOnly:
@@ -198,9 +200,11 @@ def _composer_messages(
                 continue
             yield _message(bubble, locator, len(raw), result.next_index, composer_id, title)
         return
-    for position, bubble in enumerate((composer.conversation or [])[:_POSITION_MASK]):
+    rowid, size = inline
+    bubbles = (composer.conversation or [])[:_POSITION_MASK]
+    for position, bubble in enumerate(bubbles):
         locator = (rowid << POSITION_BITS) | (position + 1)
-        yield _message(bubble, locator, 0, result.next_index, composer_id, title)
+        yield _message(bubble, locator, size // len(bubbles), result.next_index, composer_id, title)
 
 
 def _load(path: Path, locator: int, index: int) -> SourceMessage | None:
@@ -217,7 +221,10 @@ def _load(path: Path, locator: int, index: int) -> SourceMessage | None:
             if position > len(inline):
                 return None
             composer_id = composer.composerId or key[len(COMPOSER) :]
-            return _message(inline[position - 1], locator, 0, index, composer_id, composer.name)
+            share = len(raw) // len(inline)
+            return _message(
+                inline[position - 1], locator, share, index, composer_id, composer.name or None
+            )
         composer_id = key[len(BUBBLE) :].rsplit(":", 1)[0]
         named = _value(db, _BY_KEY, f"{COMPOSER}{composer_id}")
     title = _decode_name(named[1]).name if named is not None else None

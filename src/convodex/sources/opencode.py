@@ -364,12 +364,10 @@ class _DbSession:
     @classmethod
     def of(cls, row: sqlite3.Row) -> _DbSession:
         raw = sqlitedb.column(row, "revert")
-        revert = None
-        if raw:
-            try:
-                revert = _decode_revert(raw)
-            except (msgspec.DecodeError, msgspec.ValidationError):
-                revert = None
+        try:
+            revert = _decode_revert(raw) if raw else None
+        except msgspec.DecodeError:
+            revert = None  # a revert we cannot read hides nothing
         parent = sqlitedb.column(row, "parent_id")
         return cls(str(row["id"]), _title(sqlitedb.column(row, "title")), bool(parent), revert)
 
@@ -398,11 +396,9 @@ def _db_message(
     role, docs = documents(info, parts)
     created = _ms(info.time.created) if info.time else None
     message = SourceMessage(index, rowid, size, role, created, docs)
-    message.session_id, message.title, message.subagent = (
-        session.id,
-        session.title,
-        session.subagent,
-    )
+    message.session_id = session.id
+    message.title = session.title
+    message.subagent = session.subagent
     return message
 
 
