@@ -44,8 +44,11 @@ def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         "CODEX_HOME",
         "QWEN_HOME",
         "PI_CODING_AGENT_DIR",
-        "XDG_CONFIG_HOME",  # VS Code's user folder on Linux
-        "APPDATA",  # … and on Windows
+        # OpenCode's data, VS Code-family user folders (the Cursor editor's among them)
+        # and convodex's config.toml follow XDG (APPDATA on Windows).
+        "XDG_DATA_HOME",
+        "XDG_CONFIG_HOME",
+        "APPDATA",
     ):
         monkeypatch.delenv(name, raising=False)
 

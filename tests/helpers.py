@@ -16,6 +16,7 @@ from convodex.catalog.search import Searcher
 from convodex.catalog.service import Background, HistoryService
 from convodex.models import to_builtins
 from convodex.sources.base import Budget, ReadResult, SourceFormat, SourceMessage
+from convodex.sqlite import sqlite3
 
 CliRun = Callable[..., Result]
 """The ``cli`` fixture: runs the real CLI with the test's cache dir."""
@@ -192,3 +193,32 @@ def source_row(cli: CliRun, root: Path) -> dict[str, Any]:
     rows = [r for r in out["roots"] if Path(r["path"]) == root.resolve()]
     assert len(rows) == 1, f"{root} is not a default root"
     return dict(rows[0])
+
+
+Write = Callable[[sqlite3.Connection, int], None]
+"""The agent's write number ``n`` on its own connection (0: left open, 1: mid-read)."""
+
+
+def read_beside_a_writer(
+    fmt: Any, path: Path, write: Write
+) -> tuple[list[SourceMessage], list[SourceMessage]]:
+    """Read a database while its agent writes: (a read during the agent's open write
+    transaction, a read the agent commits into between two messages).
+
+    The agent never waits (busy timeout 0): a reader that held a lock or a transaction
+    across messages would make its commit fail.
+    """
+    agent = sqlite3.connect(path, timeout=0)
+    try:
+        agent.execute("BEGIN IMMEDIATE")
+        write(agent, 0)
+        during = read_all(fmt, path)
+        agent.commit()
+        reading = fmt.read(path, ReadResult(0, 0), Budget.from_env())
+        interrupted = [next(reading)]
+        with agent:
+            write(agent, 1)
+        interrupted.extend(reading)
+    finally:
+        agent.close()
+    return during, interrupted

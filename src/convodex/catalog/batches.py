@@ -17,7 +17,7 @@ from convodex.catalog.rowids import MESSAGE_LIMIT, PART_LIMIT, doc_rowid, messag
 from convodex.errors import SourceError
 from convodex.models import IndexStats
 from convodex.sources.base import Budget, ReadResult, SourceMessage, append_only
-from convodex.sources.discover import FORMATS, FileStat
+from convodex.sources.discover import FORMATS, FileStat, source_stat
 from convodex.text.query import tool_token
 from convodex.text.tokens import TAIL_MARK, TOOL_MARK, cjk_run_tails, tokenize
 
@@ -205,7 +205,7 @@ class SourceReader:
         """The source's new rows; a failure ends with a batch that records it."""
         path = Path(src.path)
         try:
-            st = FileStat.of(path)
+            st = source_stat(src.format, path)
         except FileNotFoundError:
             self.stats.missing += 1
             yield Batch.failed(src.id, "missing", None, None)

@@ -117,10 +117,10 @@ class Hydrator:
         ).fetchone()
         src = SourceRow(*row) if row is not None else None
         if src is not None:
-            from convodex.sources.discover import FileStat
+            from convodex.sources.discover import source_stat
 
             try:
-                st = FileStat.of(src.path)
+                st = source_stat(src.format, src.path)
             except OSError:
                 src.bad = True
             else:

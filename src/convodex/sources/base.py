@@ -8,14 +8,36 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, Protocol
+from typing import Any, BinaryIO, Generic, Protocol, TypeVar
 
 from convodex import config
 from convodex.errors import ConfigError, SessionReplayLimitError
 from convodex.text.documents import Document
+
+T = TypeVar("T")
+
+# The checkpoint offset of a source whose messages are not addressed by byte offsets
+# (rows of a database, files of a tree): positive, so a rebuild wipes the rows it
+# describes, and never above the source's stat size, so search never mistakes it for
+# a truncated file.
+LOCATOR_CHECKPOINT = 1
+
+
+@dataclass(frozen=True, slots=True)
+class FileStat:
+    """The identity of a source's bytes as far as a stat can tell."""
+
+    size: int
+    mtime_ns: int
+    inode: int
+
+    @classmethod
+    def of(cls, path: str | os.PathLike[str]) -> FileStat:
+        st = os.stat(path)
+        return cls(st.st_size, st.st_mtime_ns, st.st_ino)
 
 
 @dataclass(slots=True)
@@ -149,14 +171,33 @@ class BudgetMeter:
 class SourceFormat(Protocol):
     """A transcript format: incremental read, single-message load, listing metadata.
 
-    A format whose effective transcript can change when bytes are appended (a DAG
-    selecting another head, a rewind, a rollback) sets a class attribute
-    ``append_only = False``: the indexer then rebuilds it instead of appending, so
-    its ``read`` is always given a fresh ``ReadResult`` (offset 0, index 0).
+    Optional class attributes and methods (looked up with ``getattr``; a format
+    without them is one append-only file a source, found by the generic scan):
 
-    ``resume`` is the agent's documented shell command that reopens a session, a
-    template with ``{id}`` (the session id) and ``{cwd}`` (its workspace) placeholders,
-    or ``None`` when the agent documents none (IDE extensions, exports).
+    - ``append_only = False``: the effective transcript can change when bytes are
+      appended (a DAG selecting another head, a rewind, a rollback) or the source is
+      not one file: the indexer rebuilds it on every change instead of appending, so
+      its ``read`` is always given a fresh ``ReadResult`` (offset 0, index 0).
+    - ``stat(path) -> FileStat``: the fingerprint of a source that is more than its
+      file (an OpenCode session and its message and part files; a SQLite database
+      and its ``-wal``). Scans compare it with the stored one to find changes; see
+      ``stat_of``. Such a format is rebuilt on change and may use ``(offset,
+      length)`` as its own locator (a row id, a file's position) rather than a byte
+      span; it then ends ``read`` with ``end_offset = LOCATOR_CHECKPOINT``.
+    - ``claims(path, fixed) -> bool``: whether a file is one of its sources, by name
+      and place (``fixed``: under a root of this format, else anywhere). Outside its
+      own roots a file is only asked about when its name is in ``source_names``
+      (names that are not ``.json``/``.jsonl``) or its path passes through a
+      directory named in ``source_dirs``, so ordinary roots pay nothing for it.
+    - ``skip_dirs(names, fixed) -> frozenset[str]``: subdirectories of a directory
+      with these entry names that hold none of its sources, left out of scans.
+
+    One file may hold many sessions: each message then names its own
+    ``session_id`` and ``title`` (and ``subagent``), as chat exports do.
+    - ``resume``: the agent's documented shell command that reopens a session, a
+      template with ``{id}`` (the session id) and ``{cwd}`` (its workspace)
+      placeholders, or ``None`` when the agent documents none (IDE extensions,
+      exports).
     """
 
     name: str
@@ -182,6 +223,12 @@ def append_only(fmt: SourceFormat) -> bool:
     return bool(getattr(fmt, "append_only", True))
 
 
+def stat_of(fmt: SourceFormat, path: str | os.PathLike[str]) -> FileStat:
+    """A source's fingerprint: the format's own ``stat`` hook, else its file's stat."""
+    hook: Callable[[Path], FileStat] | None = getattr(fmt, "stat", None)
+    return hook(Path(path)) if hook is not None else FileStat.of(path)
+
+
 MessageLoader = Callable[[BinaryIO, int, int, int], SourceMessage | None]
 """Builds one message from the record(s) at (offset, length) of an open source file."""
 
@@ -203,6 +250,14 @@ def messages_at(
         yield message
 
 
+def read_span(path: Path, offset: int, length: int) -> bytes | None:
+    """The bytes of one record, or ``None`` when the file no longer holds them all."""
+    with open(path, "rb") as handle:
+        handle.seek(offset)
+        raw = handle.read(length)
+    return raw if len(raw) == length else None
+
+
 def load_message(
     path: Path, offset: int, length: int, index: int, load: MessageLoader
 ) -> SourceMessage | None:
@@ -210,29 +265,45 @@ def load_message(
         return load(handle, offset, length, index)
 
 
-class ToolNames:
-    """Tool names by call id for source files whose results do not name their tool.
+def file_stamp(path: Path) -> Hashable:
+    """What changes when a file's bytes may have: its inode, size and mtime."""
+    st = os.stat(path)
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
 
-    Search loads one message at a time, so the call that named the tool is found by
-    a light scan of the file, cached until the file changes (a few files at a time).
+
+class FileMemo(Generic[T]):
+    """A value computed from a file, cached until the file changes (a few files at a time).
+
+    Search loads one message at a time; what a message needs from the rest of its
+    file (tool names by call id, the session a span belongs to) is found by one pass
+    and kept while ``stamp`` says the file is the same.
     """
 
-    def __init__(self, scan: Callable[[Path], dict[str, str]], keep: int = 32) -> None:
-        self._scan = scan
+    def __init__(
+        self,
+        build: Callable[[Path], T],
+        keep: int = 32,
+        stamp: Callable[[Path], Hashable] = file_stamp,
+    ) -> None:
+        self._build = build
         self._keep = keep
-        self._cache: dict[str, tuple[tuple[int, int, int], dict[str, str]]] = {}
+        self._stamp = stamp
+        self._cache: dict[str, tuple[Hashable, T]] = {}
 
-    def of(self, path: Path) -> dict[str, str]:
-        st = os.stat(path)
-        key = (st.st_ino, st.st_size, st.st_mtime_ns)
+    def of(self, path: Path) -> T:
+        key = self._stamp(path)
         cached = self._cache.get(str(path))
         if cached is not None and cached[0] == key:
             return cached[1]
-        names = self._scan(path)
+        value = self._build(path)
         if len(self._cache) >= self._keep:
-            self._cache.pop(next(iter(self._cache)))
-        self._cache[str(path)] = (key, names)
-        return names
+            self._cache.pop(next(iter(self._cache)), None)
+        self._cache[str(path)] = (key, value)
+        return value
+
+
+ToolNames = FileMemo[dict[str, str]]
+"""Tool names by call id for source files whose results do not name their tool."""
 
 
 def nested_text(value: Any, keys: tuple[str, ...], skip_types: frozenset[str]) -> str:

@@ -3,14 +3,18 @@
 A root is scanned recursively; every file a known format claims becomes a source.
 The format comes from ``--root PATH:format`` when given, else from where the root
 is (``~/.claude/projects`` holds Claude Code, ``~/.codex`` Codex rollouts,
-``~/.gemini`` Gemini chats, ``~/.qwen/projects`` Qwen Code chats …; see
-``agent_roots``), else per file: by name (``rollout-*.jsonl``,
-``conversations.json``, ``*.messages.json``, ``api_conversation_history.json``),
-then by sniffing the first record of ``.jsonl`` and the first 64 KiB of ``.json``
-files (cached per path and inode, so a rescan of unchanged files opens nothing).
-Under an agent's root only the files that agent writes are sources, and folders
-that cannot hold any (VS Code's other extensions' storage, checkpoint repositories)
-are not walked.
+``~/.gemini`` Gemini chats, ``~/.qwen/projects`` Qwen Code chats,
+``~/.local/share/opencode`` OpenCode …; see ``agent_roots``), else per file: by name
+and place (a format's ``claims`` hook: ``opencode.db``, ``store.db`` under ``chats/``,
+``.aider.chat.history.md`` …), by name (``rollout-*.jsonl``, ``conversations.json``,
+``*.messages.json``, ``api_conversation_history.json``), then by sniffing the first
+record of ``.jsonl`` and the first 64 KiB of ``.json`` files (cached per path and
+inode, so a rescan of unchanged files opens nothing). Only ``.json``/``.jsonl`` files
+and the exact names formats list in ``source_names`` are looked at. Under an agent's
+root only the files that agent writes are sources, and folders that cannot hold any
+(VS Code's other extensions' storage, checkpoint repositories, what a format's
+``skip_dirs`` hook rules out) are not walked. A source's fingerprint is its format's
+``stat`` hook, else its file's stat (``source_stat``).
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Iterator
+import tomllib
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,23 +31,28 @@ from typing import Any
 import msgspec
 
 from convodex import config
-from convodex.errors import SourceError
+from convodex.errors import ConfigError, SourceError
 from convodex.sources import (
+    aider,
     chat_export,
     claude_code,
     cline,
     codex,
     copilot_cli,
     copilot_vscode,
+    cursor,
+    cursor_ide,
     dag,
     droid,
     gemini,
     jsonspan,
+    opencode,
     pi,
     qwen,
     session_log,
 )
-from convodex.sources.base import SourceFormat
+from convodex.sources.base import FileStat as FileStat  # re-exported: the catalog's import
+from convodex.sources.base import SourceFormat, stat_of
 
 FORMATS: dict[str, SourceFormat] = {
     session_log.NAME: session_log.FORMAT,
@@ -57,6 +67,10 @@ FORMATS: dict[str, SourceFormat] = {
     droid.NAME: droid.FORMAT,
     pi.NAME: pi.FORMAT,
     **cline.FORMATS,  # cline, roo_code, kilo_code: one reader, each agent its own name
+    opencode.NAME: opencode.FORMAT,
+    cursor.NAME: cursor.FORMAT,
+    cursor_ide.NAME: cursor_ide.FORMAT,
+    aider.NAME: aider.FORMAT,
 }
 # VS Code and the forks whose user directory may hold the Cline family's task folders.
 VSCODE_APPS = ("Code", "Code - Insiders", "VSCodium")
@@ -66,6 +80,8 @@ UNWALKED_DIRS = frozenset({".git", "node_modules", "checkpoints"})
 # ``--root PATH:format`` overrides, by resolved root path (process-local, set by
 # ``resolve_root``; the indexer scans roots by path only).
 _ROOT_FORMATS: dict[str, str] = {}
+# Roots scanned without descending (workspace directories holding an Aider history).
+_SHALLOW_ROOTS: set[str] = set()
 _SNIFFED: dict[tuple[str, int], str | None] = {}
 SNIFF_BYTES = 64 * 1024
 SIDECAR_SUFFIXES = (".meta.json", ".jsonl.meta")
@@ -106,37 +122,40 @@ class _Sniff(msgspec.Struct):
 
 
 @dataclass(frozen=True, slots=True)
-class FileStat:
-    """The identity of a file's bytes as far as a stat can tell."""
-
-    size: int
-    mtime_ns: int
-    inode: int
-
-    @classmethod
-    def of(cls, path: str | os.PathLike[str]) -> FileStat:
-        st = os.stat(path)
-        return cls(st.st_size, st.st_mtime_ns, st.st_ino)
-
-
-@dataclass(frozen=True, slots=True)
 class Discovered:
     path: Path
     format: str
     stat: FileStat
 
 
+def vscode_user_dir(app: str, platform: str | None = None) -> Path:
+    """A VS Code-family editor's ``User`` directory (``app``: ``Cursor``, ``Code`` …)."""
+    platform = platform or sys.platform
+    home = Path.home()
+    if platform == "darwin":
+        return home / "Library" / "Application Support" / app / "User"
+    if platform == "win32":
+        return Path(os.environ.get("APPDATA") or home / "AppData" / "Roaming") / app / "User"
+    return Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config") / app / "User"
+
+
 def agent_roots() -> list[tuple[Path, str]]:
-    """Where other agents keep history: home-relative on every OS, VS Code's per OS."""
+    """Where other agents keep history: home-relative on every OS (OpenCode follows XDG
+    on every OS, macOS included); VS Code-family editors' per OS."""
     home = Path.home()
     claude = Path(os.environ.get("CLAUDE_CONFIG_DIR") or home / ".claude")
     codex_home = Path(os.environ.get("CODEX_HOME") or home / ".codex")
     pi_dir = Path(os.environ.get("PI_CODING_AGENT_DIR") or home / ".pi" / "agent")
+    xdg_data = Path(os.environ.get("XDG_DATA_HOME") or home / ".local" / "share")
     roots = [
         (claude / "projects", claude_code.NAME),
         (codex_home / "sessions", codex.NAME),
         (codex_home / "archived_sessions", codex.NAME),
         (home / ".gemini" / "tmp", gemini.NAME),
+        (xdg_data / "opencode", opencode.NAME),
+        (home / ".cursor" / "projects", cursor.NAME),
+        (home / ".cursor" / "chats", cursor.NAME),
+        (vscode_user_dir("Cursor") / "globalStorage", cursor_ide.NAME),
     ]
     # Qwen Code 0.14+ honours $QWEN_HOME; older releases wrote ~/.qwen (and before
     # that the Gemini-CLI-style ~/.qwen/tmp/<project hash>/chats).
@@ -160,20 +179,9 @@ def agent_roots() -> list[tuple[Path, str]]:
     return roots
 
 
-def vscode_user_dir(app: str) -> Path:
-    """A VS Code-family application's ``User`` folder on this OS."""
-    home = Path.home()
-    if sys.platform == "darwin":
-        base = home / "Library" / "Application Support"
-    elif sys.platform == "win32":
-        base = Path(os.environ.get("APPDATA") or home / "AppData" / "Roaming")
-    else:
-        base = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
-    return base / app / "User"
-
-
 def default_roots() -> list[Path]:
-    """convodex's own sessions and chat exports, then every supported agent's root.
+    """convodex's own sessions and chat exports, every supported agent's root, then the
+    roots the user configured.
 
     VS Code-family roots are left out for applications that are not installed (no
     ``User`` folder): five editors times six folders would otherwise list thirty
@@ -181,9 +189,53 @@ def default_roots() -> list[Path]:
     """
     roots = [config.sessions_dir(), config.data_home() / "exports"]
     absent = [user for user in map(vscode_user_dir, EXTENSION_HOSTS) if not user.is_dir()]
-    return roots + [
-        path for path, _ in agent_roots() if not any(path.is_relative_to(u) for u in absent)
-    ]
+    agents = [path for path, _ in agent_roots() if not any(path.is_relative_to(u) for u in absent)]
+    return roots + agents + configured_roots()
+
+
+def config_file() -> Path:
+    """``$XDG_CONFIG_HOME/convodex/config.toml`` (``~/.config`` when unset, on every OS)."""
+    base = os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config"
+    return Path(base) / "convodex" / "config.toml"
+
+
+def configured_roots() -> list[Path]:
+    """The ``roots`` list of the config file (``PATH[:format]`` each), resolved.
+
+    ``roots = ["~/src:aider"]`` adds a directory tree whose Aider histories are
+    indexed. A missing file is no roots; a malformed one is a clear error.
+    """
+    path = config_file()
+    try:
+        with open(path, "rb") as handle:
+            data = tomllib.load(handle)
+    except FileNotFoundError:
+        return []
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read the config file ({type(exc).__name__})") from exc
+    roots = data.get("roots", [])
+    if not isinstance(roots, list) or not all(isinstance(r, str) for r in roots):
+        raise ConfigError(f"{path}: roots must be a list of paths (PATH or PATH:format)")
+    return [resolve_root(spec, must_exist=False) for spec in roots]
+
+
+def workspace_roots(workspaces: Iterable[str | os.PathLike[str]]) -> list[Path]:
+    """Aider histories in the workspace directories other agents' sessions name.
+
+    For the catalog: given the workspace paths it knows, returns each directory that
+    holds a ``.aider.chat.history.md`` as an ``aider`` root scanned without
+    descending (a workspace may be a whole home directory). Scan them like any root.
+    """
+    found: list[Path] = []
+    for workspace in workspaces:
+        directory = Path(workspace).expanduser()
+        if not (directory / aider.HISTORY).is_file():
+            continue
+        root = resolve_root(f"{directory}:{aider.NAME}")
+        _SHALLOW_ROOTS.add(str(root))
+        if root not in found:
+            found.append(root)
+    return found
 
 
 def split_root(spec: str | os.PathLike[str]) -> tuple[str, str | None]:
@@ -215,10 +267,10 @@ def root_format(root: Path) -> str | None:
     """The format every file under ``root`` has: an override, or a known agent root."""
     if str(root) in _ROOT_FORMATS:
         return _ROOT_FORMATS[str(root)]
-    for path, fmt in agent_roots():
-        if root == path or root.is_relative_to(path):
-            return fmt
-    return None
+    # The most specific agent root wins: a Cline extension's folder lies inside the
+    # Cursor editor's globalStorage.
+    found = [(path, fmt) for path, fmt in agent_roots() if root.is_relative_to(path)]
+    return max(found, key=lambda item: len(item[0].parts))[1] if found else None
 
 
 def format_of(name: str) -> str | None:
@@ -234,11 +286,20 @@ def format_of(name: str) -> str | None:
     return None
 
 
+def _claimed(fmt: str, path: Path, fixed: bool) -> bool | None:
+    """A format's own ``claims`` hook, or ``None`` when it has none."""
+    hook: Callable[[Path, bool], bool] | None = getattr(FORMATS[fmt], "claims", None)
+    return None if hook is None else hook(path, fixed)
+
+
 def claims(fmt: str, path: Path) -> bool:
     """Whether a file under a root of format ``fmt`` is a transcript of it."""
     name = path.name
     if name.endswith(SIDECAR_SUFFIXES) or name.endswith(session_log.EXCLUDED_SUFFIXES):
         return False
+    claimed = _claimed(fmt, path, True)
+    if claimed is not None:
+        return claimed
     if fmt in (gemini.NAME, chat_export.NAME):
         return name.endswith((".json", ".jsonl"))
     if fmt == qwen.NAME:
@@ -271,6 +332,27 @@ def extension_of(path: Path) -> str:
     """The Cline-family agent whose extension storage holds a task file."""
     parts = set(path.parts)
     return next((name for name, ext in cline.EXTENSIONS.items() if ext in parts), cline.NAME)
+
+
+def _source_names() -> frozenset[str]:
+    """File names some format claims besides ``.json``/``.jsonl`` (databases, histories)."""
+    names: set[str] = set()
+    for fmt in FORMATS.values():
+        names |= getattr(fmt, "source_names", frozenset())
+    return frozenset(names)
+
+
+def _layout_markers() -> tuple[str, ...]:
+    """``/<dir>/`` for every directory name formats' sources sit under (``source_dirs``)."""
+    dirs: set[str] = set()
+    for fmt in FORMATS.values():
+        dirs |= getattr(fmt, "source_dirs", frozenset())
+    return tuple(f"{os.sep}{d}{os.sep}" for d in sorted(dirs))
+
+
+SOURCE_NAMES = _source_names()
+_LAYOUT_MARKERS = _layout_markers()
+_LAYOUT_FORMATS = tuple(name for name, fmt in FORMATS.items() if hasattr(fmt, "claims"))
 
 
 def sniff(path: Path, inode: int) -> str | None:
@@ -339,6 +421,8 @@ def _sniff_agent(rec: _Sniff) -> str | None:
         return claude_code.NAME
     if isinstance(rec.created_at, str) and rec.role and rec.message is not None:
         return codex.NAME
+    if rec.role and isinstance(rec.message, dict):
+        return cursor.NAME  # a Cursor agent transcript line: {role, message: {content}}
     if rec.role:
         return session_log.NAME
     return None
@@ -351,6 +435,10 @@ def detect(path: Path, inode: int, fixed: str | None) -> str | None:
         return fixed if claims(fixed, path) else None
     if name.endswith(SIDECAR_SUFFIXES) or name.endswith(session_log.EXCLUDED_SUFFIXES):
         return None
+    if name in SOURCE_NAMES or any(m in str(path) for m in _LAYOUT_MARKERS):
+        for fmt in _LAYOUT_FORMATS:  # known by name and place: databases, trees, histories
+            if _claimed(fmt, path, False):
+                return fmt
     by_name = format_of(name)
     if by_name == cline.NAME:
         return extension_of(path) if name == cline.TASK_FILE else by_name
@@ -362,9 +450,33 @@ def detect(path: Path, inode: int, fixed: str | None) -> str | None:
     return None
 
 
+def skipped_dirs(fixed: str | None, names: frozenset[str]) -> frozenset[str]:
+    """Subdirectories of a directory with entries ``names`` that hold no source.
+
+    A root of a known format asks only that format; any other root asks every format
+    (which then prunes only on unmistakable layouts, such as OpenCode's storage tree).
+    """
+    formats = [FORMATS[fixed]] if fixed is not None else list(FORMATS.values())
+    skip: frozenset[str] = frozenset()
+    for fmt in formats:
+        hook: Callable[[frozenset[str], bool], frozenset[str]] | None = getattr(
+            fmt, "skip_dirs", None
+        )
+        if hook is not None:
+            skip |= hook(names, fixed is not None)
+    return skip
+
+
+def source_stat(fmt: str, path: str | os.PathLike[str]) -> FileStat:
+    """A source's fingerprint (its format's ``stat`` hook, else its file's stat): what
+    scans compare with the stored checkpoint, and search with the indexed one."""
+    return stat_of(FORMATS[fmt], path)
+
+
 def scan(root: Path) -> Iterator[Discovered]:
     """Every transcript under ``root``, depth first; unreadable dirs are skipped."""
     fixed = root_format(root)
+    shallow = str(root) in _SHALLOW_ROOTS
     stack = [root]
     while stack:
         current = stack.pop()
@@ -373,22 +485,32 @@ def scan(root: Path) -> Iterator[Discovered]:
         except OSError:
             continue
         entries.sort(key=lambda e: e.name)
+        skip = skipped_dirs(fixed, frozenset(e.name for e in entries))
         subdirs = []
         for entry in entries:
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    if walks(fixed, root, Path(entry.path)):
+                    if (
+                        walks(fixed, root, Path(entry.path))
+                        and not shallow
+                        and (entry.name not in skip)
+                    ):
                         subdirs.append(Path(entry.path))
                     continue
                 if not entry.is_file():
                     continue
-                if not entry.name.endswith((".jsonl", ".json")):
+                if not entry.name.endswith((".jsonl", ".json")) and entry.name not in SOURCE_NAMES:
                     continue
                 st = entry.stat()
-                fmt = detect(Path(entry.path), st.st_ino, fixed)
+                path = Path(entry.path)
+                fmt = detect(path, st.st_ino, fixed)
                 if fmt is None:
                     continue
+                if hasattr(FORMATS[fmt], "stat"):
+                    stat = source_stat(fmt, path)
+                else:
+                    stat = FileStat(st.st_size, st.st_mtime_ns, st.st_ino)
             except OSError:
                 continue
-            yield Discovered(Path(entry.path), fmt, FileStat(st.st_size, st.st_mtime_ns, st.st_ino))
+            yield Discovered(path, fmt, stat)
         stack.extend(reversed(subdirs))

@@ -1,0 +1,338 @@
+"""Aider: ``.aider.chat.history.md`` in the directory aider ran in (every OS).
+
+Append-only Markdown. Each run opens with ``# aider chat started at <local time>``
+and is a session of its own. Inside a run: ``#### `` lines are the person's prompt
+(consecutive ones are one prompt), ``> `` lines are aider's own output (command line,
+banner, ``Applied edit to …``, ``Commit <sha> <message>``, token and cost lines,
+errors), and everything else is the assistant's reply. A reply's SEARCH/REPLACE
+blocks are its edits: each is a ``tool_input`` (tool ``edit``: the file name and the
+block), and the rest of the reply is assistant text. In aider's output, a commit is
+a ``tool_input`` (tool ``git``), a line that reads as an error a ``tool_error``, and
+the rest ``tool_output``. There are no branches: ``/undo`` and ``/clear`` are only
+recorded as text, and nothing before them is removed.
+
+The history records no ids and no per-message times. A session's id is the run's
+start time and a digest of the file's path; its title is its first prompt. The
+prompt log beside it, ``.aider.input.history`` (``# <time>`` then ``+<line>`` per
+entry), repeats every prompt with the time it was typed: it is not indexed again,
+it dates the prompts it matches (in order), and each reply and output takes the time
+of the prompt it follows (else the run's start).
+
+A file holds many sessions (each message names its own) and is rebuilt on change:
+the last reply of a run is still being written while aider runs.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import os
+import re
+from collections.abc import Hashable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from convodex.sources.base import (
+    Budget,
+    FileMemo,
+    ReadResult,
+    SessionInfo,
+    SourceMessage,
+    file_stamp,
+    read_span,
+)
+from convodex.text.documents import (
+    Document,
+    tool_call_document,
+    tool_result_document,
+)
+from convodex.text.snippet import head
+
+NAME = "aider"
+HISTORY = ".aider.chat.history.md"
+INPUT_HISTORY = ".aider.input.history"
+TITLE_CHARS = 80
+_HEADER = re.compile(rb"# aider chat started at (\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})")
+_COMMIT = re.compile(r"Commit ([0-9a-f]{7,40}) (.+)")
+_ERROR = re.compile(r"(?i)(?:\w+ )?error\b")
+_SEARCH = re.compile(r"<{5,9} SEARCH\s*")
+_REPLACE = re.compile(r">{5,9} REPLACE\s*")
+_FENCE = re.compile(r"(?:```|~~~|<source>)\S*\s*")
+_FENCE_END = re.compile(r"(?:```|~~~|</source>)\s*")
+# Directories in a tree of projects that never hold a history of their own.
+_NOT_PROJECTS = frozenset(
+    {".git", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".mypy_cache", ".cache"}
+)
+
+
+@dataclass(slots=True)
+class _Block:
+    kind: str  # "user", "tool" or "assistant"
+    offset: int
+    end: int  # after its last non-blank line
+
+
+@dataclass(slots=True)
+class _Session:
+    id: str
+    offset: int
+    started: int | None
+    blocks: list[_Block] = field(default_factory=list)
+    title: str | None = None
+
+
+@dataclass(slots=True)
+class _Table:
+    """A history's sessions by offset and its prompts' times, for search-time loads."""
+
+    starts: list[int]
+    sessions: list[_Session]
+    times: dict[int, int]
+
+
+def _kind(line: bytes) -> str | None:
+    """A line's block kind; ``None`` for a blank line."""
+    if line.startswith(b"####") and line[4:5] in (b" ", b"\n", b"\r", b""):
+        return "user"
+    if line.startswith(b">") and line[1:2] in (b" ", b"\n", b"\r", b""):
+        return "tool"
+    return "assistant" if line.strip() else None
+
+
+def _local_ms(text: str) -> int | None:
+    try:
+        return int(datetime.fromisoformat(text).timestamp() * 1000)
+    except ValueError:
+        return None
+
+
+def _session_id(path: Path, started: str | None) -> str:
+    digest = hashlib.blake2b(os.fsencode(path.absolute()), digest_size=4).hexdigest()
+    if started is None:
+        return f"aider-{digest}"
+    return f"aider-{started.replace('-', '').replace(':', '').replace(' ', 'T')}-{digest}"
+
+
+def sessions(buf: bytes, path: Path) -> list[_Session]:
+    """The runs of a history and their blocks, by byte span."""
+    found: list[_Session] = []
+    current: _Session | None = None
+    block: _Block | None = None
+    offset = 0
+    for line in buf.splitlines(keepends=True):
+        start, offset = offset, offset + len(line)
+        header = _HEADER.match(line)
+        if header is not None:
+            stamp = header.group(1).decode()
+            current = _Session(_session_id(path, stamp), start, _local_ms(stamp))
+            found.append(current)
+            block = None
+            continue
+        kind = _kind(line)
+        if kind is None:
+            if block is not None and block.kind != "assistant":
+                block = None  # a blank line ends a prompt or an output block
+            continue
+        if current is None:  # text before any header: a run without its header
+            current = _Session(_session_id(path, None), start, None)
+            found.append(current)
+        if block is None or block.kind != kind:
+            block = _Block(kind, start, offset)
+            current.blocks.append(block)
+        block.end = offset
+    return found
+
+
+def _lines(raw: bytes, prefix: int) -> list[str]:
+    text = raw.decode("utf-8", "replace")
+    return [line[prefix:].rstrip() for line in text.splitlines()]
+
+
+def _prompt(raw: bytes) -> str:
+    """A prompt's text: its lines without the ``#### `` mark and aider's hard breaks."""
+    lines = raw.decode("utf-8", "replace").splitlines()
+    return "\n".join(
+        line[5:].rstrip() if line.startswith("#### ") else "" for line in lines
+    ).strip()
+
+
+def _comparable(text: str) -> str:
+    return "\n".join(line.strip() for line in text.splitlines()).strip()
+
+
+def _output_documents(lines: list[str]) -> list[Document]:
+    """Aider's own lines: commits as calls, errors alone, the rest joined as output."""
+    docs: list[Document] = []
+    run: list[str] = []
+
+    def flush() -> None:
+        text = "\n".join(run).strip()
+        if text:
+            docs.append(tool_result_document(len(docs), NAME, text))
+        run.clear()
+
+    for line in lines:
+        commit = _COMMIT.fullmatch(line.strip())
+        if commit is not None:
+            flush()
+            docs.append(tool_call_document(len(docs), "git", f"commit {commit[1]} {commit[2]}"))
+        elif _ERROR.match(line.strip()):
+            flush()
+            docs.append(tool_result_document(len(docs), NAME, line.strip(), True))
+        else:
+            run.append(line)
+    flush()
+    return docs
+
+
+def _reply_documents(lines: list[str]) -> list[Document]:
+    """A reply: its SEARCH/REPLACE edits as calls, the rest as assistant text."""
+    prose: list[str] = []
+    edits: list[str] = []
+    i = 0
+    while i < len(lines):
+        if not _SEARCH.fullmatch(lines[i]):
+            prose.append(lines[i])
+            i += 1
+            continue
+        if prose and _FENCE.fullmatch(prose[-1]):
+            prose.pop()
+        file = prose.pop() if prose and prose[-1].strip() else ""
+        end = next(
+            (j for j in range(i, len(lines)) if _REPLACE.fullmatch(lines[j])), len(lines) - 1
+        )
+        edits.append("\n".join([file, *lines[i : end + 1]]).strip())
+        i = end + 1
+        if i < len(lines) and _FENCE_END.fullmatch(lines[i]):
+            i += 1
+    text = "\n".join(prose).strip()
+    docs = [Document(0, "assistant_text", text)] if text else []
+    docs.extend(tool_call_document(n, "edit", edit) for n, edit in enumerate(edits, 1))
+    return docs
+
+
+def block_message(raw: bytes, offset: int, index: int) -> SourceMessage:
+    """One prompt, output block or reply, told apart by its first line."""
+    kind = _kind(raw.split(b"\n", 1)[0]) or "assistant"
+    if kind == "user":
+        text = _prompt(raw)
+        docs = [Document(0, "user_text", text)] if text else []
+        return SourceMessage(index, offset, len(raw), "user", None, docs)
+    if kind == "tool":
+        docs = _output_documents(_lines(raw, 2))
+    else:
+        docs = _reply_documents(_lines(raw, 0))
+    return SourceMessage(index, offset, len(raw), kind, None, docs)
+
+
+def _input_entries(path: Path) -> list[tuple[int, str]]:
+    """(time, prompt) of each entry of the prompt log beside a history."""
+    try:
+        text = (path.parent / INPUT_HISTORY).read_text("utf-8", "replace")
+    except OSError:
+        return []
+    entries: list[tuple[int | None, list[str]]] = []
+    for line in text.splitlines():
+        if line.startswith("# "):
+            entries.append((_local_ms(line[2:].strip()), []))
+        elif line.startswith("+") and entries:
+            entries[-1][1].append(line[1:])
+    return [(ms, _comparable("\n".join(lines))) for ms, lines in entries if ms is not None]
+
+
+def _prompt_times(buf: bytes, found: list[_Session], path: Path) -> dict[int, int]:
+    """Each message's time by offset: a prompt's from the prompt log, in order."""
+    entries = _input_entries(path)
+    times: dict[int, int] = {}
+    cursor = 0
+    for session in found:
+        latest = session.started
+        for block in session.blocks:
+            if block.kind == "user":
+                prompt = _comparable(_prompt(buf[block.offset : block.end]))
+                ahead = entries[cursor : cursor + 64]  # a prompt log can miss lines
+                match = next((n for n, (_, text) in enumerate(ahead) if text == prompt), None)
+                if match is not None:
+                    latest = ahead[match][0]
+                    cursor += match + 1
+            if latest is not None:
+                times[block.offset] = latest
+    return times
+
+
+def table_of(buf: bytes, path: Path) -> _Table:
+    found = sessions(buf, path)
+    _title(buf, found)
+    return _Table([s.offset for s in found], found, _prompt_times(buf, found, path))
+
+
+def _table(path: Path) -> _Table:
+    return table_of(path.read_bytes(), path)
+
+
+def _title(buf: bytes, found: list[_Session]) -> None:
+    for session in found:
+        first = next((b for b in session.blocks if b.kind == "user"), None)
+        text = _prompt(buf[first.offset : first.end]) if first is not None else ""
+        session.title = head(text, TITLE_CHARS) if text else None
+
+
+def _stamp(path: Path) -> Hashable:
+    try:
+        beside = file_stamp(path.parent / INPUT_HISTORY)
+    except OSError:
+        beside = None
+    return (file_stamp(path), beside)
+
+
+_TABLES = FileMemo(_table, keep=8, stamp=_stamp)
+
+
+class AiderFormat:
+    """Reader for Aider chat histories: one session per run; rebuilt on change."""
+
+    name = NAME
+    append_only = False
+    # No session ids: aider reloads the directory's history into a new run.
+    resume: str | None = "aider --restore-chat-history"
+    source_names = frozenset({HISTORY})
+
+    def read(self, path: Path, result: ReadResult, budget: Budget) -> Iterator[SourceMessage]:
+        budget.check(path, "log", os.stat(path).st_size)
+        buf = path.read_bytes()
+        table = table_of(buf, path)
+        result.end_offset = result.bytes_read = len(buf)
+        for session in table.sessions:
+            for block in session.blocks:
+                budget.check(path, "record", block.end - block.offset)
+                raw = buf[block.offset : block.end]
+                message = self._message(raw, block.offset, result.next_index, table)
+                result.next_index += 1
+                yield message
+
+    def load(self, path: Path, offset: int, length: int, index: int) -> SourceMessage | None:
+        raw = read_span(path, offset, length)
+        return None if raw is None else self._message(raw, offset, index, _TABLES.of(path))
+
+    @staticmethod
+    def _message(raw: bytes, offset: int, index: int, table: _Table) -> SourceMessage:
+        message = block_message(raw, offset, index)
+        n = bisect.bisect_right(table.starts, offset) - 1
+        if n >= 0:
+            session = table.sessions[n]
+            message.session_id, message.title = session.id, session.title
+        message.created_at = table.times.get(offset)
+        return message
+
+    def info(self, path: Path) -> SessionInfo:
+        return SessionInfo(session_id=_session_id(path, None), workspace_root=str(path.parent))
+
+    def claims(self, path: Path, fixed: bool) -> bool:
+        return path.name == HISTORY
+
+    def skip_dirs(self, names: frozenset[str], fixed: bool) -> frozenset[str]:
+        return names & _NOT_PROJECTS if fixed else frozenset()
+
+
+FORMAT = AiderFormat()
