@@ -1,41 +1,20 @@
 """The web page (SPEC X3) in real headless Chromium, against the real app on a loopback port.
 
-Playwright for Python drives Debian's ``/usr/bin/chromium`` (never a downloaded browser).
-A missing browser fails the test: the page is part of what CI proves.
+The search box, highlighting, the session view, progress and the token; filters, order
+and the narrow layout are in test_page_filters.py.
 """
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
-import unicodedata
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
-import uvicorn
-from playwright.sync_api import Page, Route, expect, sync_playwright
+from playwright.sync_api import Route, expect
 
-from convodex.web.local_app import create_app
-from helpers import service as make_service
 from helpers import write_session
+from web.page_helpers import browser_page, folded, screenshot, serving
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
-TIMEOUT_MS = 15_000  # generous: CI machines are busy, and every wait here ends early
-expect.set_options(timeout=TIMEOUT_MS)
 FILLER = (
     "We walked through the release checklist item by item: changelog, version bump, "
     "migration notes, the smoke tests on the preview environment and the rollback plan. "
@@ -86,71 +65,6 @@ def write_corpus(root: Path) -> Path:
             {"workspace_root": "/home/dev/other"},
         )
     return path
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@contextmanager
-def serving(root: Path, cache_dir: Path, token: str | None = None) -> Iterator[str]:
-    """The real local app under uvicorn in a thread; yields its base URL once indexed."""
-    service = make_service(cache_dir, [root], listen_for_hints=False)
-    port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(
-            create_app(service, watch=False, token=token),
-            host="127.0.0.1",
-            port=port,
-            log_level="warning",
-            access_log=False,
-            lifespan="on",
-        )
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 20
-        while not server.started:
-            assert time.monotonic() < deadline, "server did not start"
-            time.sleep(0.02)
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        with httpx.Client(base_url=base, timeout=10, headers=headers) as client:
-            while client.get("/status").json()["state"] != "complete":
-                assert time.monotonic() < deadline, "indexing did not complete"
-                time.sleep(0.05)
-        yield base
-    finally:
-        server.should_exit = True
-        thread.join(20)
-
-
-@contextmanager
-def browser_page() -> Iterator[Page]:
-    if not Path(CHROMIUM).exists():
-        pytest.fail(
-            f"Chromium is not installed at {CHROMIUM}: run `sudo apt-get install chromium` "
-            "(or `make test` as root, which installs it)"
-        )
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            context = browser.new_context(viewport={"width": 1440, "height": 900})
-            context.set_default_timeout(TIMEOUT_MS)
-            page = context.new_page()
-            yield page
-            context.close()
-        finally:
-            browser.close()
-
-
-def folded(text: str) -> str:
-    return "".join(
-        c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c)
-    ).lower()
 
 
 def test_search_highlight_open_in_context(root: Path, cache_dir: Path) -> None:
@@ -208,16 +122,15 @@ def test_search_highlight_open_in_context(root: Path, cache_dir: Path) -> None:
         expect(page.locator("#session-meta")).to_contain_text(str(deploy_path))
         expect(page.locator("#messages .gap").first).to_contain_text("4 earlier messages")
 
-        ARTIFACTS.mkdir(exist_ok=True)
-        page.screenshot(path=str(ARTIFACTS / "web-page.png"))
+        screenshot(page, "web-page.png")
 
         # The whole session, still at the hit.
         page.locator("#session-full").click()
         expect(page.locator("#messages .msg")).to_have_count(15)
         expect(target).to_be_in_viewport()
 
-        # Newest first asks the server for latest=1; kind filters go with every search.
-        with page.expect_request(lambda r: "/search?" in r.url and "latest=1" in r.url):
+        # Newest first asks the server for sort=newest; kind filters go with every search.
+        with page.expect_request(lambda r: "/search?" in r.url and "sort=newest" in r.url):
             page.locator("label", has_text="Newest").click()
         expect(hits).to_have_count(1)
         with page.expect_request(lambda r: "/search?" in r.url and "kind=user_text" not in r.url):

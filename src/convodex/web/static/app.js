@@ -14,6 +14,14 @@
   const els = {
     form: $("search-form"),
     q: $("q"),
+    sort: $("sort"),
+    agents: $("agents"),
+    project: $("project"),
+    when: $("when"),
+    dates: $("dates"),
+    since: $("since"),
+    until: $("until"),
+    subagents: $("subagents"),
     kinds: $("kinds"),
     tree: $("tree"),
     treeCount: $("tree-count"),
@@ -23,6 +31,8 @@
     hits: $("hits"),
     hitsCount: $("hits-count"),
     hitsNotice: $("hits-notice"),
+    subagentNotice: $("subagent-notice"),
+    includeSubagents: $("include-subagents"),
     hitsEmpty: $("hits-empty"),
     more: $("more"),
     session: $("session"),
@@ -39,7 +49,8 @@
     seq: 0, // the latest search request; older answers are dropped
     cursor: null,
     hits: [],
-    terms: { words: new Set(), cjk: [] },
+    terms: { words: new Set(), prefixes: [], phrases: [], cjk: [] },
+    facets: { agents: "", projects: "" }, // what the filter controls were last built from
     progress: null,
     revision: null,
     treeTimer: null,
@@ -132,34 +143,128 @@
     return out.map((r) => ({ text: text.slice(r.start, r.end), start: r.start, end: r.end, cjk: r.kind === "cjk" }));
   }
 
-  function queryTerms(query) {
-    const words = new Set();
-    const cjk = [];
-    for (const run of runs(query)) {
-      if (run.cjk) cjk.push(run.text);
-      else words.add(fold(run.text));
+  // The positive terms of a query in the query language (SPEC L12), for marking only:
+  // the server parses and judges the query. Qualifiers (agent:codex), operators (OR,
+  // AND, NOT) and negated terms (-word, NOT word, -(…)) mark nothing; "a phrase" marks
+  // its words where they stand together; prefix* marks the words it starts.
+  const QUALIFIER = /^[A-Za-z_]+:(?![/:\\])/;
+  const STOP = /[\s()"]/;
+
+  function lexQuery(text) {
+    const out = [];
+    let i = 0;
+    while (i < text.length) {
+      if (/\s/.test(text[i])) {
+        i += 1;
+        continue;
+      }
+      let negated = false;
+      if (text[i] === "-" && i + 1 < text.length && !/\s/.test(text[i + 1])) {
+        negated = true;
+        i += 1;
+      }
+      const ch = text[i];
+      if (ch === "(" || ch === ")") {
+        if (ch === "(" && negated) out.push({ kind: "not" });
+        out.push({ kind: ch });
+        i += 1;
+        continue;
+      }
+      if (ch === '"') {
+        const close = text.indexOf('"', i + 1);
+        const end = close < 0 ? text.length : close;
+        out.push({ kind: "phrase", text: text.slice(i + 1, end), negated });
+        i = end + 1;
+        continue;
+      }
+      const qualifier = QUALIFIER.exec(text.slice(i));
+      if (qualifier && i + qualifier[0].length < text.length) {
+        let j = i + qualifier[0].length;
+        if (text[j] === '"') {
+          const close = text.indexOf('"', j + 1);
+          j = close < 0 ? text.length : close + 1;
+        } else {
+          while (j < text.length && !STOP.test(text[j])) j += 1;
+        }
+        out.push({ kind: "qualifier" });
+        i = j;
+        continue;
+      }
+      let end = i;
+      while (end < text.length && !STOP.test(text[end])) end += 1;
+      const word = text.slice(i, end);
+      i = end;
+      if (!negated && (word === "OR" || word === "AND" || word === "NOT")) out.push({ kind: word.toLowerCase() });
+      else out.push({ kind: "word", text: word, negated });
     }
-    return { words, cjk };
+    return out;
+  }
+
+  function queryTerms(query) {
+    const terms = { words: new Set(), prefixes: [], phrases: [], cjk: [] };
+    const lexemes = lexQuery(query);
+    const addText = (text, quoted) => {
+      const prefix = !quoted && text.endsWith("*");
+      const parts = runs(prefix ? text.replace(/\*+$/, "") : text);
+      const words = [];
+      for (const run of parts) {
+        if (run.cjk) terms.cjk.push(run.text);
+        else words.push(fold(run.text));
+      }
+      if (!words.length) return;
+      if (prefix) terms.prefixes.push(words.pop());
+      if (quoted && words.length > 1 && words.length === parts.length) terms.phrases.push(words);
+      else for (const word of words) terms.words.add(word);
+    };
+    for (let at = 0; at < lexemes.length; at += 1) {
+      const lexeme = lexemes[at];
+      if (lexeme.kind === "not") {
+        // Skip what NOT applies to: one word or phrase, or a whole group.
+        at += 1;
+        if (lexemes[at] && lexemes[at].kind === "(") {
+          for (let depth = 1; depth > 0 && at + 1 < lexemes.length; ) {
+            at += 1;
+            if (lexemes[at].kind === "(") depth += 1;
+            if (lexemes[at].kind === ")") depth -= 1;
+          }
+        }
+        continue;
+      }
+      if ((lexeme.kind === "word" || lexeme.kind === "phrase") && !lexeme.negated) {
+        addText(lexeme.text, lexeme.kind === "phrase");
+      }
+    }
+    return terms;
   }
 
   // Ranges [start, end) of text to mark.
   function matchRanges(text, terms) {
     const ranges = [];
-    for (const run of runs(text)) {
+    const found = runs(text);
+    found.forEach((run, at) => {
       if (!run.cjk) {
-        if (terms.words.has(fold(run.text))) ranges.push([run.start, run.end]);
-        continue;
+        const word = fold(run.text);
+        if (terms.words.has(word) || terms.prefixes.some((p) => word.startsWith(p))) {
+          ranges.push([run.start, run.end]);
+        }
+        for (const phrase of terms.phrases) {
+          const next = found.slice(at, at + phrase.length);
+          if (next.length === phrase.length && next.every((r, k) => !r.cjk && fold(r.text) === phrase[k])) {
+            ranges.push([run.start, next[next.length - 1].end]);
+          }
+        }
+        return;
       }
       for (const term of terms.cjk) {
         let from = 0;
         while (term && from <= run.text.length) {
-          const at = run.text.indexOf(term, from);
-          if (at < 0) break;
-          ranges.push([run.start + at, run.start + at + term.length]);
-          from = at + term.length;
+          const hit = run.text.indexOf(term, from);
+          if (hit < 0) break;
+          ranges.push([run.start + hit, run.start + hit + term.length]);
+          from = hit + term.length;
         }
       }
-    }
+    });
     ranges.sort((a, b) => a[0] - b[0]);
     const merged = [];
     for (const r of ranges) {
@@ -229,6 +334,7 @@
 
   function updateNotice() {
     const p = state.progress;
+    els.subagentNotice.hidden = !(state.subagentHits && !state.error && !els.subagents.checked);
     if (state.error) {
       els.hitsNotice.hidden = false;
       els.hitsNotice.className = "notice error";
@@ -294,6 +400,7 @@
     try {
       const data = await getJSON("/tree?progressive=1");
       renderTree(data);
+      updateFacets(data.rows || []);
       if (data.listingState !== "complete" || data.pendingMetadata > 0) scheduleTree(1000);
     } catch (_) {
       scheduleTree(2000);
@@ -386,33 +493,151 @@
     return li;
   }
 
-  // -------------------------------------------------------------------- search
+  // ------------------------------------------------------------------- filters
+  // Agents and projects come from the session tree (its rows' sourceFormat and
+  // workspaceRoot), so the page needs no endpoint of its own for them. Every filter
+  // and the order live in the page URL, with the names /search takes.
+
+  const DEFAULT_KINDS = [...els.kinds.querySelectorAll("input[name=kind]")]
+    .filter((input) => input.defaultChecked)
+    .map((input) => input.value);
+  const FILTER_PARAMS = ["q", "agent", "project", "since", "until", "sort", "latest", "kind", "includeSubagents"];
+  const RELATIVE = /^\d+(m|h|d|w|mo|y)$/;
+  const DATE = /^\d{4}-\d{2}-\d{2}/;
+
+  // Agents as people write them: claude-code (the server takes claude_code too).
+  const agentLabel = (name) => String(name || "").replace(/_/g, "-");
 
   function selectedKinds() {
     return [...els.kinds.querySelectorAll("input[name=kind]:checked")].map((i) => i.value);
   }
 
-  function latest() {
-    return els.form.querySelector("input[name=order]:checked").value === "latest";
+  function selectedAgents() {
+    return [...els.agents.querySelectorAll("input:checked")].map((i) => i.value);
   }
 
-  function searchURL(query, cursor) {
+  function sortOrder() {
+    return els.sort.querySelector("input[name=sort]:checked").value;
+  }
+
+  function timeRange() {
+    if (els.when.value === "custom") return { since: els.since.value, until: els.until.value };
+    return { since: els.when.value, until: "" };
+  }
+
+  // The filters and the order as /search parameters (also what the page URL keeps).
+  function filterParams() {
     const params = new URLSearchParams();
+    for (const agent of selectedAgents()) params.append("agent", agent);
+    if (els.project.value) params.set("project", els.project.value);
+    const { since, until } = timeRange();
+    if (since) params.set("since", since);
+    if (until) params.set("until", until);
+    if (sortOrder() !== "relevance") params.set("sort", sortOrder());
+    if (els.subagents.checked) params.set("includeSubagents", "1");
+    return params;
+  }
+
+  function sortedInsert(parent, node, key) {
+    const after = [...parent.children].find((child) => key(child) > key(node));
+    parent.insertBefore(node, after || null);
+  }
+
+  function agentChip(name) {
+    const value = agentLabel(name);
+    const existing = els.agents.querySelector(`input[value="${CSS.escape(value)}"]`);
+    if (existing) return existing;
+    const label = el("label", "chip");
+    const input = el("input");
+    input.type = "checkbox";
+    input.name = "agent";
+    input.value = value;
+    label.append(input, el("span", null, value));
+    sortedInsert(els.agents, label, (node) => node.querySelector("input").value);
+    return input;
+  }
+
+  function projectOption(path) {
+    const existing = [...els.project.options].find((option) => option.value === path);
+    if (existing) return existing;
+    const option = el("option", null, shortPath(path));
+    option.value = path;
+    option.title = path;
+    const key = (node) => (node.value ? node.textContent.toLowerCase() : "");
+    sortedInsert(els.project, option, key);
+    return option;
+  }
+
+  // New agents and workspaces from the tree become chips and options; choices stay.
+  function updateFacets(rows) {
+    const agents = [...new Set(rows.map((r) => r.sourceFormat).filter(Boolean))].sort().join("\n");
+    const projects = [...new Set(rows.map((r) => r.workspaceRoot).filter(Boolean))].sort().join("\n");
+    if (agents !== state.facets.agents) {
+      state.facets.agents = agents;
+      for (const agent of agents.split("\n").filter(Boolean)) agentChip(agent);
+    }
+    if (projects !== state.facets.projects) {
+      state.facets.projects = projects;
+      for (const project of projects.split("\n").filter(Boolean)) projectOption(project);
+    }
+  }
+
+  function showDates() {
+    els.dates.hidden = els.when.value !== "custom";
+  }
+
+  // Filters from the page URL (a reload or a bookmark repeats the search).
+  function restoreFilters(params) {
+    if (params.get("q")) els.q.value = params.get("q");
+    for (const agent of params.getAll("agent")) agentChip(agent).checked = true;
+    const project = params.get("project");
+    if (project) projectOption(project).selected = true;
+    const since = params.get("since") || "";
+    const until = params.get("until") || "";
+    if (since && !until && RELATIVE.test(since)) {
+      if (![...els.when.options].some((option) => option.value === since)) {
+        const option = el("option", null, `Since ${since} ago`);
+        option.value = since;
+        els.when.insertBefore(option, els.when.lastElementChild);
+      }
+      els.when.value = since;
+    } else if (since || until) {
+      els.when.value = "custom";
+      if (DATE.test(since)) els.since.value = since.slice(0, 10);
+      if (DATE.test(until)) els.until.value = until.slice(0, 10);
+    }
+    showDates();
+    const sort = params.get("sort") || (params.get("latest") === "1" ? "newest" : "relevance");
+    const order = els.sort.querySelector(`input[value="${CSS.escape(sort)}"]`);
+    if (order) order.checked = true;
+    const kinds = params.getAll("kind");
+    if (kinds.length) {
+      for (const input of els.kinds.querySelectorAll("input[name=kind]")) input.checked = kinds.includes(input.value);
+    }
+    els.subagents.checked = params.get("includeSubagents") === "1";
+  }
+
+  function rememberState(query) {
+    const url = new URL(window.location.href);
+    for (const name of FILTER_PARAMS) url.searchParams.delete(name);
+    if (query) url.searchParams.set("q", query);
+    for (const [name, value] of filterParams()) url.searchParams.append(name, value);
+    const kinds = selectedKinds();
+    if (kinds.join() !== DEFAULT_KINDS.join()) {
+      for (const kind of kinds) url.searchParams.append("kind", kind);
+    }
+    window.history.replaceState(null, "", url);
+  }
+
+  // -------------------------------------------------------------------- search
+
+  function searchURL(query, cursor) {
+    const params = filterParams();
     params.set("q", query);
     for (const kind of selectedKinds()) params.append("kind", kind);
     params.set("limit", String(PAGE_SIZE));
-    if (latest()) params.set("latest", "1");
     if (cursor) params.set("cursor", cursor);
     return `/search?${params}`;
-  }
-
-  function rememberQuery(query) {
-    const url = new URL(window.location.href);
-    if (query) url.searchParams.set("q", query);
-    else url.searchParams.delete("q");
-    if (latest()) url.searchParams.set("latest", "1");
-    else url.searchParams.delete("latest");
-    window.history.replaceState(null, "", url);
   }
 
   let debounce = null;
@@ -421,26 +646,30 @@
     debounce = setTimeout(() => runSearch({}), DEBOUNCE_MS);
   }
 
+  function clearHits() {
+    state.hits = [];
+    state.cursor = null;
+    state.subagentHits = false;
+    els.hits.replaceChildren();
+    els.more.hidden = true;
+    els.hitsCount.textContent = "";
+  }
+
   async function runSearch({ quiet = false, more = false }) {
     const query = els.q.value.trim();
     const seq = ++state.seq;
-    if (!more) rememberQuery(query);
+    if (!more) rememberState(query);
     if (!query) {
-      state.hits = [];
-      state.cursor = null;
+      clearHits();
       state.error = null;
-      els.hits.replaceChildren();
-      els.more.hidden = true;
-      els.hitsCount.textContent = "";
       els.hitsEmpty.replaceChildren(...intro.map((node) => node.cloneNode(true)));
       els.hitsEmpty.hidden = false;
       updateNotice();
       return;
     }
     if (!selectedKinds().length) {
+      clearHits();
       state.error = "Choose at least one kind to search.";
-      els.hits.replaceChildren();
-      els.more.hidden = true;
       els.hitsEmpty.hidden = true;
       updateNotice();
       return;
@@ -456,17 +685,16 @@
       state.terms = queryTerms(query);
       state.cursor = data.nextCursor;
       state.cursorUsed = more;
+      state.subagentHits = !!data.subagentHits;
       state.hits = more ? state.hits.concat(data.hits) : data.hits;
       renderHits(more ? data.hits : state.hits, more);
       showProgress(data.progress);
     } catch (error) {
       if (seq !== state.seq) return;
       if (quiet) return;
+      clearHits();
       state.error = error.message;
-      els.hits.replaceChildren();
-      els.more.hidden = true;
       els.hitsEmpty.hidden = true;
-      els.hitsCount.textContent = "";
     }
     updateNotice();
   }
@@ -489,6 +717,7 @@
   function hitItem(hit) {
     const li = el("li", "hit");
     li.tabIndex = 0;
+    li.dataset.sessionId = hit.sessionId;
     li.dataset.sessionPath = hit.sessionPath;
     li.dataset.messageIndex = String(hit.messageIndex);
     const opened = state.open;
@@ -496,20 +725,35 @@
       li.classList.add("selected"); // keeps the open hit marked when results refresh
     }
     const head = el("div", "hit-head");
-    head.append(el("span", "hit-title", hit.sessionTitle || hit.sessionId));
-    const label = hit.toolName ? `${hit.kind.replace("_", " ")} · ${hit.toolName}` : hit.kind.replace("_", " ");
-    head.append(el("span", `kind ${hit.kind}`, label));
+    const title = el("span", "hit-title", hit.sessionTitle || hit.sessionId);
+    title.title = hit.sessionPath;
+    head.append(title);
     if (hit.running) head.append(el("span", "badge running", "running"));
-    const when = el("span", "hit-when", timeAgo(hit.lastActivityAt));
-    when.title = fullDate(hit.lastActivityAt);
+    // The message's own time where its format records one, else the session's activity.
+    const at = hit.messageAt || hit.lastActivityAt;
+    const when = el("time", "hit-when", timeAgo(at));
+    if (at) {
+      when.dateTime = new Date(at).toISOString();
+      when.title = fullDate(at);
+    }
     head.append(when);
     li.append(head);
+
+    const meta = el("div", "hit-meta");
+    meta.append(el("span", "hit-agent", agentLabel(hit.agent || hit.sourceFormat)));
+    const project = el("span", "hit-project", hit.project ? shortPath(hit.project) : "no project");
+    if (hit.project) project.title = hit.project;
+    meta.append(project);
+    const label = hit.toolName ? `${hit.kind.replace("_", " ")} · ${hit.toolName}` : hit.kind.replace("_", " ");
+    meta.append(el("span", `kind ${hit.kind}`, label));
+    const ref = el("span", "hit-ref", `#${hit.messageIndex}`);
+    ref.title = hit.ref || "";
+    meta.append(ref);
+    li.append(meta);
+
     const snippet = el("p", "snippet");
     snippet.append(highlighted(hit.snippet || "", state.terms));
     li.append(snippet);
-    const where = el("div", "hit-where", `${hit.sessionPath} #${hit.messageIndex}`);
-    where.title = hit.workspaceRoot || hit.sessionPath;
-    li.append(where);
     const open = () => {
       for (const other of els.hits.querySelectorAll(".hit.selected")) other.classList.remove("selected");
       li.classList.add("selected");
@@ -628,9 +872,7 @@
   // ---------------------------------------------------------------------- boot
 
   function boot() {
-    const params = new URLSearchParams(window.location.search);
-    if (params.get("q")) els.q.value = params.get("q");
-    if (params.get("latest") === "1") els.form.querySelector("input[value=latest]").checked = true;
+    restoreFilters(new URLSearchParams(window.location.search));
 
     els.form.addEventListener("submit", (e) => {
       e.preventDefault();
@@ -644,10 +886,19 @@
         runSearch({});
       }
     });
-    for (const input of els.form.querySelectorAll("input[name=order]")) {
-      input.addEventListener("change", () => runSearch({}));
+    const again = () => runSearch({});
+    for (const control of [els.sort, els.agents, els.project, els.since, els.until, els.subagents, els.kinds]) {
+      control.addEventListener("change", again);
     }
-    els.kinds.addEventListener("change", () => runSearch({}));
+    els.when.addEventListener("change", () => {
+      showDates();
+      if (els.when.value === "custom") els.since.focus();
+      runSearch({});
+    });
+    els.includeSubagents.addEventListener("click", () => {
+      els.subagents.checked = true;
+      runSearch({});
+    });
     els.more.addEventListener("click", () => runSearch({ more: true }));
     els.sessionFull.addEventListener("click", loadWholeSession);
     els.sessionClose.addEventListener("click", closeSession);
