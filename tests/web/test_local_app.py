@@ -98,6 +98,15 @@ def test_search_filters_and_orders_over_http(root: Path, cache_dir: Path) -> Non
         assert bad.status_code == 400 and "sort must be one of" in bad.json()["error"]
 
 
+def test_tree_titles_fall_back_to_the_first_user_message(root: Path, cache_dir: Path) -> None:
+    write_session(root, "named", convo("walrus"), {"name": "Walrus talk"})
+    write_session(root, "untitled", [{"role": "user", "content": "Why  does\nthe walrus sing?"}])
+    with serving(service(cache_dir, [root])) as client:
+        wait_for(lambda: progress(client)["state"] == "complete")
+        titles = {r["sessionId"]: r["title"] for r in client.get("/tree").json()["rows"]}
+        assert titles == {"named": "Walrus talk", "untitled": "Why does the walrus sing?"}
+
+
 def test_one_error_shape(root: Path, cache_dir: Path) -> None:
     with serving(service(cache_dir, [root])) as client:
         cases: list[tuple[str, dict[str, Any], int]] = [

@@ -211,9 +211,7 @@ class Hydrator:
                 return collapse_whitespace(info.title) or None
         if src.title_index is None:
             return None
-        first = self.load(src, src.title_index)
-        text = "" if first is None else first.text()
-        return head(text, TITLE_CHARS) or None
+        return title_from(self.load(src, src.title_index))
 
     def around(self, src: SourceRow, index: int, before: int, after: int) -> list[ContextMessage]:
         out = []
@@ -249,6 +247,23 @@ class Hydrator:
                 )
         except sqlite3.OperationalError:
             pass  # busy: the next scan notices the change anyway
+
+
+def title_from(first_user: SourceMessage | None) -> str | None:
+    """A session's fallback title: its first user message, collapsed, ≤ 80 characters."""
+    text = "" if first_user is None else first_user.text()
+    return head(text, TITLE_CHARS) or None
+
+
+def first_user_title(catalog: Catalog, source_id: int) -> str | None:
+    """The fallback title of a source's session, read from its source by stored span."""
+    row = catalog.db.execute(
+        f"SELECT {_SOURCE_COLUMNS} FROM sources WHERE id = ?", (source_id,)
+    ).fetchone()
+    if row is None or row[6] is None:
+        return None
+    src = SourceRow(*row)
+    return title_from(Hydrator(catalog, RuntimeState()).load(src, src.title_index or 0))
 
 
 def around_path(

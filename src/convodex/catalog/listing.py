@@ -27,6 +27,7 @@ import msgspec
 
 from convodex.catalog.batches import signature
 from convodex.catalog.db import Catalog
+from convodex.catalog.hits import first_user_title, title_from
 from convodex.catalog.search import RuntimeState
 from convodex.models import Tree, TreeRow
 from convodex.sources.base import Budget, ReadResult
@@ -80,12 +81,15 @@ def summarize(path: str, fmt: str) -> Summary:
     result = ReadResult(0, 0)
     first: int | None = None
     last: int | None = None
+    title = info.title
     for message in reader.read(Path(path), result, Budget.from_env()):
         if message.created_at is not None:
             first = message.created_at if first is None else min(first, message.created_at)
             last = message.created_at if last is None else max(last, message.created_at)
+        if title is None and any(d.kind == "user_text" for d in message.documents):
+            title = title_from(message)  # no title of its own: its first user message (L14)
     return Summary(
-        info.title,
+        title,
         info.workspace_root,
         result.next_index,
         first or info.created_at,
@@ -94,9 +98,12 @@ def summarize(path: str, fmt: str) -> Summary:
     )
 
 
-def _native_summary(path: str, count: int, last: int | None) -> Summary:
+def _native_summary(
+    catalog: Catalog, source_id: int, path: str, count: int, last: int | None
+) -> Summary:
     info = FORMATS["session_log"].info(Path(path))
-    return Summary(info.title, info.workspace_root, count, info.created_at, last, info.parent_id)
+    title = info.title or first_user_title(catalog, source_id)
+    return Summary(title, info.workspace_root, count, info.created_at, last, info.parent_id)
 
 
 class SummaryCache:
@@ -205,17 +212,18 @@ class Listing:
         """Background work: summarize indexed sources whose summary is missing or stale."""
         done = 0
         rows = catalog.db.execute(
-            "SELECT path, format, inode, size, mtime_ns, message_count, last_activity_at "
+            "SELECT id, path, format, inode, size, mtime_ns, message_count, last_activity_at "
             "FROM sources WHERE pending = 0 AND health = 'ok' ORDER BY id"
         ).fetchall()
-        for path, fmt, inode, size, mtime_ns, count, last in rows:
+        for source_id, path, fmt, inode, size, mtime_ns, count, last in rows:
             if done >= limit:
                 break
             if self._current(path, inode, size, mtime_ns) is not None or path in self.cache.failed:
                 continue
             if fmt == "session_log":
                 # Native and indexed: the checkpoint and the sidecar are enough.
-                self._store(path, partial(_native_summary, path, count, last))
+                summary = partial(_native_summary, catalog, source_id, path, count, last)
+                self._store(path, summary)
             else:
                 self._store(path, partial(summarize, path, fmt))
             done += 1
