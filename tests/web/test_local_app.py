@@ -128,6 +128,30 @@ def test_one_error_shape(root: Path, cache_dir: Path) -> None:
         assert response.status_code == 400 and response.json()["ok"] is False
 
 
+def test_search_worker_processes_answer_with_the_runtime_overlay(
+    root: Path, cache_dir: Path
+) -> None:
+    """`convodex serve` searches in worker processes; the overlay stays this process's."""
+    write_session(root, "s1", convo("walrus"))
+    write_session(root, "s2", convo("walrus"))
+    pooled = service(cache_dir, [root], search_workers=2)
+    with serving(pooled) as client:
+        assert pooled.pool is not None and pooled.pool.workers == 2
+        wait_for(lambda: progress(client)["state"] == "complete")
+        client.post("/runtime", json={"open": ["s2"], "running": [], "current": "s2"})
+        hits = client.get("/search", params={"q": "walrus", "sort": "newest"}).json()["hits"]
+        assert {h["sessionId"]: (h["open"], h["current"]) for h in hits} == {
+            "s1": (False, False),
+            "s2": (True, True),
+        }
+        # Appends keep being found: the workers read the catalog the scheduler writes.
+        append_lines(root / "s1.jsonl", [{"role": "user", "content": "a late narwhal"}])
+        client.post("/runtime", json={})
+        assert pooled.scheduler is not None
+        pooled.scheduler.request_scan()
+        wait_for(lambda: bool(client.get("/search", params={"q": "narwhal"}).json()["hits"]))
+
+
 def test_runtime_overlay_comes_from_memory(root: Path, cache_dir: Path) -> None:
     write_session(root, "s1", convo("walrus"))
     write_session(root, "s2", convo("walrus"))

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from convodex.catalog.indexer import Progress as IndexProgress
     from convodex.catalog.listing import Listing
     from convodex.catalog.scheduler import Scheduler
+    from convodex.catalog.workers import SearchPool
     from convodex.hints import HintChannel, HintQueue
     from convodex.sources.base import Budget
 
@@ -55,6 +56,8 @@ class Background:
     hints: HintQueue | None = None  # shared with an in-process session writer
     budget: Budget | None = None
     listen_for_hints: bool = True  # other processes' writers, over a local socket
+    # Worker processes that run searches (0: searches run in the calling thread).
+    search_workers: int = 0
 
 
 class HistoryService:
@@ -77,6 +80,7 @@ class HistoryService:
         self.background = background or Background()
         self.runtime = RuntimeState()
         self.scheduler: Scheduler | None = None
+        self.pool: SearchPool | None = None
         self.listing: Listing | None = None
         self.channel: HintChannel | None = None
         self.watching = threading.Event()  # set once the file watcher is running
@@ -135,7 +139,15 @@ class HistoryService:
         if self.scope is not None and request.roots is None:
             request = request.with_roots(self.scope)
         with self.interactive() if request.around else contextlib.nullcontext():
-            return self.searcher().search(request)
+            if self.pool is None:
+                return self.searcher().search(request)
+            page = self.pool.search(request)
+        runtime = self.runtime  # the overlay lives in this process, not in the workers
+        for hit in page.hits:
+            hit.open = hit.session_id in runtime.open
+            hit.running = hit.session_id in runtime.running
+            hit.current = hit.session_id == runtime.current
+        return page
 
     def progress(self) -> Progress:
         catalog = self.reader()
@@ -273,6 +285,10 @@ class HistoryService:
             with contextlib.suppress(OSError):
                 self.channel = HintChannel(config.hint_socket_path(self.cache_dir), queue)
         self.scheduler.start()
+        if settings.search_workers and self.catalog.path is not None:
+            from convodex.catalog.workers import SearchPool
+
+            self.pool = SearchPool(self.catalog, settings.search_workers)
         if watch:
             self._watcher = threading.Thread(target=self._watch, name="convodex-watch", daemon=True)
             self._watcher.start()
@@ -331,6 +347,8 @@ class HistoryService:
 
     def close(self) -> None:
         self._stop_watching.set()
+        if self.pool is not None:
+            self.pool.close()
         if self.scheduler is not None:
             self.scheduler.stop()
         if self._watcher is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import os
 from pathlib import Path
 
 import click
@@ -27,6 +28,12 @@ def is_loopback(host: str) -> bool:
 @click.option("--allow-remote", is_flag=True, help="Allow a non-loopback bind (needs --token).")
 @click.option("--token", envvar="CONVODEX_TOKEN", help="Bearer token required with --allow-remote.")
 @click.option("--rescan", default=60.0, show_default=True, help="Seconds between full rescans.")
+@click.option(
+    "--search-workers",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Processes that run searches (default: one per core; 0: in the serving process).",
+)
 def serve(
     host: str,
     port: int,
@@ -35,6 +42,7 @@ def serve(
     allow_remote: bool,
     token: str | None,
     rescan: float,
+    search_workers: int | None,
 ) -> None:
     """Serve search, the session tree and the web page; index in the background."""
     import uvicorn
@@ -49,7 +57,10 @@ def serve(
     root_list, demo = roots_or_demo(roots)
     if demo:
         click.echo(f"no sessions under {config.sessions_dir()}; serving the bundled demo corpus")
-    service = HistoryService.open(cache_dir, root_list, background=Background(rescan))
+    # Searches run in worker processes, one per core, beside this process's indexing.
+    workers = search_workers if search_workers is not None else os.cpu_count() or 2
+    background = Background(rescan, search_workers=workers)
+    service = HistoryService.open(cache_dir, root_list, background=background)
     app = create_app(service, token=token if allow_remote else None)
     shown = f"[{host}]" if ":" in host else host
     click.echo(f"convodex is serving {len(root_list)} root(s) at http://{shown}:{port}/")

@@ -220,8 +220,11 @@ def create_app(
         # The indexer shares this process: shorter GIL turns keep requests snappy.
         switch = sys.getswitchinterval()
         sys.setswitchinterval(min(switch, 0.001))
-        app.state.search_limiter = anyio.CapacityLimiter(os.cpu_count() or 2)
         service.start(watch=watch)
+        # In-process searches: one per core (more threads only trade the GIL). With
+        # worker processes, a few more waiting threads keep every worker busy.
+        pool = service.pool.workers * 4 if service.pool is not None else 0
+        app.state.search_limiter = anyio.CapacityLimiter(pool or os.cpu_count() or 2)
         try:
             yield
         finally:
