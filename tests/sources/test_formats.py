@@ -303,3 +303,15 @@ def test_every_format_is_documented() -> None:
     docs = (FIXTURES.parents[1] / "docs" / "formats.md").read_text("utf-8")
     table = [line for line in docs.splitlines() if line.startswith("| ")]
     assert all(any(f"`{name}`" in row for row in table) for name in FORMATS), "docs/formats.md"
+
+
+def test_the_registry_names_every_reader_by_its_own_name() -> None:
+    """The lazily loaded table agrees with each module's own name."""
+    import importlib
+
+    from convodex.sources.registry import MODULES
+
+    for name, module in MODULES.items():
+        loaded = importlib.import_module(f"convodex.sources.{module}")
+        table = getattr(loaded, "FORMATS", {loaded.NAME: loaded.FORMAT})
+        assert FORMATS[name] is table[name] and FORMATS[name].name == name

@@ -61,7 +61,7 @@ class _InfoCache:
             if info is not None:
                 self._entries.move_to_end(key)
                 return info
-        from convodex.sources.discover import FORMATS
+        from convodex.sources.registry import FORMATS
 
         info = FORMATS[fmt].info(Path(path))
         with self._lock:
@@ -117,7 +117,7 @@ class Hydrator:
         ).fetchone()
         src = SourceRow(*row) if row is not None else None
         if src is not None:
-            from convodex.sources.discover import source_stat
+            from convodex.sources.registry import source_stat
 
             try:
                 st = source_stat(src.format, src.path)
@@ -139,7 +139,7 @@ class Hydrator:
         return src.messages[index]
 
     def _read(self, src: SourceRow, index: int, offset: int, length: int) -> SourceMessage | None:
-        from convodex.sources.discover import FORMATS
+        from convodex.sources.registry import FORMATS
 
         try:
             return FORMATS[src.format].load(Path(src.path), offset, length, index)

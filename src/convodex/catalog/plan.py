@@ -283,7 +283,7 @@ def agent_name(value: str) -> str:
 def _agents(values: list[str]) -> list[str]:
     if not values:
         return []
-    from convodex.sources.discover import FORMATS
+    from convodex.sources.registry import FORMATS
 
     names = list(dict.fromkeys(agent_name(v) for v in values))
     unknown = [n for n in names if n not in FORMATS]

@@ -204,7 +204,7 @@ class HistoryService:
     def session(self, session_id: str, path: str | None = None) -> SessionView:
         """A whole session's effective branch, replayed from its transcript."""
         from convodex.sources.base import Budget, ReadResult
-        from convodex.sources.discover import FORMATS
+        from convodex.sources.registry import FORMATS
 
         with self.interactive():
             found, fmt = self.find_source(session_id, path)

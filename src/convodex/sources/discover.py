@@ -52,26 +52,9 @@ from convodex.sources import (
     session_log,
 )
 from convodex.sources.base import FileStat as FileStat  # re-exported: the catalog's import
-from convodex.sources.base import SourceFormat, stat_of
+from convodex.sources.registry import FORMATS as FORMATS  # re-exported: one table
+from convodex.sources.registry import source_stat as source_stat
 
-FORMATS: dict[str, SourceFormat] = {
-    session_log.NAME: session_log.FORMAT,
-    dag.NAME: dag.FORMAT,
-    claude_code.NAME: claude_code.FORMAT,
-    codex.NAME: codex.FORMAT,
-    gemini.NAME: gemini.FORMAT,
-    chat_export.NAME: chat_export.FORMAT,
-    qwen.NAME: qwen.FORMAT,
-    copilot_cli.NAME: copilot_cli.FORMAT,
-    copilot_vscode.NAME: copilot_vscode.FORMAT,
-    droid.NAME: droid.FORMAT,
-    pi.NAME: pi.FORMAT,
-    **cline.FORMATS,  # cline, roo_code, kilo_code: one reader, each agent its own name
-    opencode.NAME: opencode.FORMAT,
-    cursor.NAME: cursor.FORMAT,
-    cursor_ide.NAME: cursor_ide.FORMAT,
-    aider.NAME: aider.FORMAT,
-}
 # VS Code and the forks whose user directory may hold the Cline family's task folders.
 VSCODE_APPS = ("Code", "Code - Insiders", "VSCodium")
 EXTENSION_HOSTS = (*VSCODE_APPS, "Cursor", "Windsurf")
@@ -465,12 +448,6 @@ def skipped_dirs(fixed: str | None, names: frozenset[str]) -> frozenset[str]:
         if hook is not None:
             skip |= hook(names, fixed is not None)
     return skip
-
-
-def source_stat(fmt: str, path: str | os.PathLike[str]) -> FileStat:
-    """A source's fingerprint (its format's ``stat`` hook, else its file's stat): what
-    scans compare with the stored checkpoint, and search with the indexed one."""
-    return stat_of(FORMATS[fmt], path)
 
 
 def scan(root: Path) -> Iterator[Discovered]:

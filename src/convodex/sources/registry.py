@@ -1,0 +1,75 @@
+"""Every source format by its name (the agent name filters use), loaded on first use.
+
+Search reads only the formats of its hits; detection in ``discover`` needs them all.
+Keeping the table here lets a search, and the CLI start-up, import only what it
+reads instead of every reader.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import os
+
+    from convodex.sources.base import FileStat, SourceFormat
+
+# format name -> the module that defines it (as NAME/FORMAT, or in its FORMATS table).
+MODULES = {
+    "session_log": "session_log",
+    "dag": "dag",
+    "claude_code": "claude_code",
+    "codex": "codex",
+    "gemini": "gemini",
+    "chat_export": "chat_export",
+    "qwen": "qwen",
+    "copilot_cli": "copilot_cli",
+    "copilot_vscode": "copilot_vscode",
+    "droid": "droid",
+    "pi": "pi",
+    "cline": "cline",
+    "roo_code": "cline",
+    "kilo_code": "cline",
+    "opencode": "opencode",
+    "cursor": "cursor",
+    "cursor_ide": "cursor_ide",
+    "aider": "aider",
+}
+
+
+class _Formats(Mapping[str, "SourceFormat"]):
+    """A read-only mapping whose values are imported when first asked for."""
+
+    def __init__(self) -> None:
+        self._loaded: dict[str, SourceFormat] = {}
+
+    def __getitem__(self, name: str) -> SourceFormat:
+        fmt = self._loaded.get(name)
+        if fmt is None:
+            module = importlib.import_module(f"convodex.sources.{MODULES[name]}")
+            table: dict[str, SourceFormat] = getattr(module, "FORMATS", {})
+            fmt = table.get(name) or module.FORMAT
+            self._loaded[name] = fmt
+        return fmt
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(MODULES)
+
+    def __len__(self) -> int:
+        return len(MODULES)
+
+    def __contains__(self, name: object) -> bool:
+        return name in MODULES
+
+
+FORMATS: Mapping[str, SourceFormat] = _Formats()
+
+
+def source_stat(fmt: str, path: str | os.PathLike[str]) -> FileStat:
+    """A source's fingerprint (its format's ``stat`` hook, else its file's stat): what
+    scans compare with the stored checkpoint, and search with the indexed one."""
+    from convodex.sources.base import stat_of
+
+    return stat_of(FORMATS[fmt], path)
