@@ -78,6 +78,9 @@ INFO_CACHE = _InfoCache()
 class SourceRow:
     """A source's catalog facts, and what this search learned about its file."""
 
+    def __post_init__(self) -> None:
+        self.file = Path(self.path)  # made once: every message of the source is read by it
+
     id: int
     path: str
     format: str
@@ -92,6 +95,7 @@ class SourceRow:
     changed: bool = False
     bad: bool = False
     titles: dict[str | None, str | None] = field(default_factory=dict)
+    file: Path = field(init=False)
     messages: dict[int, SourceMessage | None] = field(default_factory=dict)
 
 
@@ -142,7 +146,7 @@ class Hydrator:
         from convodex.sources.registry import FORMATS
 
         try:
-            return FORMATS[src.format].load(Path(src.path), offset, length, index)
+            return FORMATS[src.format].load(src.file, offset, length, index)
         except OSError:
             return None
 

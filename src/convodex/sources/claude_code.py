@@ -266,13 +266,18 @@ def _load(
     ]
     role, docs = documents(records, names)
     message = SourceMessage(index, offset, length, role, parse_time(first.timestamp), docs)
-    file = Path(str(handle.name))
-    if first.isSidechain and file.parent.name != "subagents":
+    if not (first.isSidechain or first.sessionId):
+        return message
+    # Plain string work: a Path per loaded message was a measurable share of a search.
+    folder, _, name = str(handle.name).rpartition(os.sep)
+    in_subagents = folder.rpartition(os.sep)[2] == "subagents"
+    stem = _stem(name)
+    if first.isSidechain and not in_subagents:
         # Sub-agent work inside its parent's file: its own (sub-agent) session.
         message.subagent = True
-        message.session_id = f"{_stem(file)}:sidechain"
+        message.session_id = f"{stem}:sidechain"
         message.title = "sub-agent (sidechain)"
-    elif first.sessionId and first.sessionId != _stem(file) and file.parent.name != "subagents":
+    elif first.sessionId and first.sessionId != stem and not in_subagents:
         # A file holding several sessions (a resumed one carries the earlier
         # session's records): each message reports the session it belongs to. A
         # sub-agent's own file names its parent's session: it is its own session.
@@ -280,8 +285,9 @@ def _load(
     return message
 
 
-def _stem(path: Path) -> str:
-    return path.name[: -len(".jsonl")] if path.name.endswith(".jsonl") else path.stem
+def _stem(name: str) -> str:
+    """A session file's name without ``.jsonl`` (its session id)."""
+    return name[: -len(".jsonl")] if name.endswith(".jsonl") else name.rpartition(".")[0] or name
 
 
 class _UseLine(msgspec.Struct):
@@ -322,7 +328,7 @@ class ClaudeCodeFormat(NamedResultsFormat):
             yield from messages_at(handle, sidechains, result, loader)
 
     def info(self, path: Path) -> SessionInfo:
-        stem = _stem(path)
+        stem = _stem(path.name)
         subagent = path.parent.name == "subagents"
         info = SessionInfo(session_id=stem, subagent=subagent)
         first = True
