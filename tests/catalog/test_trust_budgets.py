@@ -149,7 +149,7 @@ def test_retained_budget_commits_before_it_would_go_over(root: Path, catalog: Ca
     path.write_bytes(b"".join(records))
     Indexer(catalog, budget=budget(max_retained_bytes=450)).run([root])
     spans = catalog.db.execute(
-        "SELECT first_index, count FROM message_spans ORDER BY first_index"
+        "SELECT first_index, count FROM spans ORDER BY first_index"
     ).fetchall()
     assert spans == [(0, 2), (2, 2), (4, 1)]  # never more than 450 bytes held at once
     row = catalog.db.execute("SELECT health, message_count, byte_offset FROM sources").fetchone()

@@ -76,7 +76,7 @@ def snapshot(cache: Path) -> dict[str, object]:
             "line_errors FROM sources ORDER BY path"
         ).fetchall()
         out["spans"] = db.execute(
-            "SELECT s.path, m.first_index, m.count, m.spans FROM message_spans m "
+            "SELECT s.path, m.first_index, m.count, m.spans FROM spans m "
             "JOIN sources s ON s.id = m.source_id ORDER BY s.path, m.first_index"
         ).fetchall()
     return out

@@ -160,7 +160,7 @@ def _check_tokenizer(db: sqlite3.Connection) -> None:
         if stored:
             db.execute("DELETE FROM documents")
             db.execute("DELETE FROM outputs")
-            db.execute("DELETE FROM message_spans")
+            db.execute("DELETE FROM spans")
             db.execute("DELETE FROM messages")
             db.execute(
                 "UPDATE sources SET pending = 1, byte_offset = 0, message_count = 0, "

@@ -67,7 +67,7 @@ def delete_source_rows(db: sqlite3.Connection, source_id: int) -> None:
     low, high = source_rowid_range(source_id)
     db.execute("DELETE FROM documents WHERE rowid BETWEEN ? AND ?", (low, high))
     db.execute("DELETE FROM outputs WHERE rowid BETWEEN ? AND ?", (low, high))
-    db.execute("DELETE FROM message_spans WHERE source_id = ?", (source_id,))
+    db.execute("DELETE FROM spans WHERE source_id = ?", (source_id,))
     db.execute("DELETE FROM messages WHERE base BETWEEN ? AND ?", (low, high))
 
 

@@ -23,7 +23,7 @@ def insert(
     # never repeats a first index (and OR REPLACE is slow with foreign keys on).
     if spans:
         db.execute(
-            "INSERT INTO message_spans(source_id, first_index, count, spans) VALUES (?, ?, ?, ?)",
+            "INSERT INTO spans(source_id, first_index, count, spans) VALUES (?, ?, ?, ?)",
             (source_id, first_index, len(spans), pack(spans)),
         )
 
@@ -33,7 +33,7 @@ def lookup_range(
 ) -> list[tuple[int, int, int]]:
     """(message index, byte offset, byte length) for indexes in ``[low, high]``."""
     rows = db.execute(
-        "SELECT first_index, count, spans FROM message_spans WHERE source_id = ? "
+        "SELECT first_index, count, spans FROM spans WHERE source_id = ? "
         "AND first_index <= ? AND first_index + count > ? ORDER BY first_index",
         (source_id, high, low),
     ).fetchall()
