@@ -108,6 +108,15 @@ class Hydrator:
         self.catalog = catalog
         self.runtime = runtime
         self.sources: dict[int, SourceRow | None] = {}
+        self._resume_templates: dict[str, str | None] | None = None
+
+    def resume_command(self, agent: str, session_id: str, workspace: str | None) -> str | None:
+        """The hit's copyable resume command (L15); templates read once per search."""
+        from convodex.sessions.resume import resume_command, resume_templates
+
+        if self._resume_templates is None:
+            self._resume_templates = resume_templates()
+        return resume_command(agent, session_id, workspace, self._resume_templates)
 
     def source(self, source_id: int) -> SourceRow | None:
         if source_id in self.sources:
@@ -188,6 +197,7 @@ class Hydrator:
             open=session_id in self.runtime.open,
             running=session_id in self.runtime.running,
             current=session_id == self.runtime.current,
+            resume_command=self.resume_command(src.format, session_id, src.workspace),
         )
         if around:
             hit.around = self.around(src, index, around, around)
