@@ -215,6 +215,16 @@ class HistoryService:
             resume_command=resume_command(fmt, session_id, info.workspace_root),
         )
 
+    def agents(self) -> list[str]:
+        """The agents (source formats) the catalog holds sessions of, by name."""
+        catalog = self.reader()
+        root_ids = root_ids_for(catalog, self.scope)
+        sql, params = "SELECT DISTINCT format FROM sources", []
+        if root_ids is not None:
+            sql += f" WHERE root_id IN ({', '.join('?' for _ in root_ids)})"
+            params = root_ids
+        return sorted(str(row[0]) for row in catalog.db.execute(sql, params))
+
     def resolve(self, ref: str) -> SessionRef:
         """The session a ref names (L15): an id, a 6+ character prefix, ``id#N`` or a
         transcript path. Ambiguous and unknown refs are clear errors."""
