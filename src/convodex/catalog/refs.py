@@ -112,7 +112,12 @@ def _by_path(
     found = _sources(catalog, "path = ?", [str(full)], roots)
     if not found:
         return _unindexed(full, index)
-    src = found[0]
+    return _in_file(catalog, found[0], index, str(full))
+
+
+def _in_file(catalog: Catalog, src: _Source, index: int | None, named: str) -> SessionRef:
+    """The file's session a ref means: the one holding message ``index``, else the only
+    one it holds (a file of many conversations needs the ref to say which)."""
     if index is not None:
         bases = (message_base(src.id, index), message_base(src.id, index, subagent=True))
         row = catalog.db.execute(
@@ -120,10 +125,11 @@ def _by_path(
         ).fetchone()
         return _ref(src, None if row is None else row[0], index)
     keys = _keys_of(catalog, src.id)
+    if None in keys or not keys:
+        return _ref(src, None, index)  # the file's own session (with others, maybe)
     if len(keys) > 1:
-        names = [k or src.session_id for k in keys]
-        raise QueryError(_ambiguous(str(full), names))
-    return _ref(src, keys[0] if keys else None, index)
+        raise QueryError(_ambiguous(named, [k for k in keys if k is not None]))
+    return _ref(src, keys[0], index)
 
 
 def _unindexed(path: Path, index: int | None) -> SessionRef:
@@ -145,7 +151,7 @@ def _unindexed(path: Path, index: int | None) -> SessionRef:
 def _by_id(catalog: Catalog, value: str, index: int | None, roots: list[int] | None) -> SessionRef:
     exact = _sources(catalog, "session_id = ?", [value], roots)
     if exact:
-        return _ref(exact[0], None, index)
+        return _in_file(catalog, exact[0], index, value)
     keyed = _keyed(catalog, "session_key = ?", value, roots)
     if keyed:
         return _ref(keyed[0][0], value, index)

@@ -47,10 +47,12 @@ class Launch:
     argv: list[str]
     cwd: str
     agent: str
+    # The session's recorded workspace; None when unknown (it then runs right here).
+    workspace: str | None = None
 
     def shell(self) -> str:
         """The one line people paste: ``cd DIR && COMMAND``, every word quoted."""
-        return shell_line(self.argv, self.cwd)
+        return shell_line(self.argv, self.workspace)
 
 
 def shell_line(argv: list[str], cwd: str | None) -> str:
@@ -150,8 +152,7 @@ def resume_command(
 
 def resume_launch(agent: str, session_id: str, cwd: str | None) -> Launch:
     """What ``convodex resume`` runs: the agent's command in the session's workspace."""
-    workspace = cwd or os.getcwd()
-    return Launch(resume_argv(agent, session_id, cwd), workspace, agent)
+    return Launch(resume_argv(agent, session_id, cwd), cwd or os.getcwd(), agent, cwd)
 
 
 def handoff_agent(value: str) -> str:
@@ -175,7 +176,7 @@ def handoff_launch(agent: str, brief: str, brief_path: Path, cwd: str | None) ->
     workspace = cwd or os.getcwd()
     values = {"prompt": brief, "file": str(brief_path), "cwd": workspace}
     argv = fill(template, values, HANDOFF_PLACEHOLDERS, f"the {label(name)} hand-off command")
-    return Launch(argv, workspace, name)
+    return Launch(argv, workspace, name, cwd)
 
 
 def check(launch: Launch) -> str:
