@@ -33,7 +33,10 @@ def test_provider_tokens_and_jwts(kind: str) -> None:
 
 
 def test_private_key_blocks_headers_urls_and_assignments() -> None:
-    block = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----"
+    block = (
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n"
+        "-----END OPENSSH PRIVATE KEY-----"
+    )
     assert redact(f"key:\n{block}\ndone") == f"key:\n{MASK}\ndone"
     assert redact("curl -H 'Authorization: Bearer abcdef0123456789xyz'") == (
         f"curl -H 'Authorization: Bearer {MASK}'"
