@@ -120,7 +120,7 @@ def test_pages_are_bounded(root: Path, catalog: Catalog) -> None:
     assert [m["messageIndex"] for m in no_tools["messages"]] == [12, 13]
     assert [p["kind"] for m in no_tools["messages"] for p in m["parts"]] == ["assistant_text"]
 
-    for args, message in [
+    cases: list[tuple[dict[str, Any], str]] = [
         ({}, "history_session needs a ref"),
         ({"ref": "huge", "limit": 0}, "limit must be between 1 and 50"),
         ({"ref": "huge", "maxChars": 5}, "maxChars must be between 100 and 20000"),
@@ -128,6 +128,7 @@ def test_pages_are_bounded(root: Path, catalog: Catalog) -> None:
         ({"ref": "huge", "page": 2}, "unknown argument: page"),
         ({"ref": "huge#99"}, "message #99 is not in the session"),
         ({"ref": "hug"}, "a prefix needs at least 6 characters"),
-    ]:
+    ]
+    for args, message in cases:
         with pytest.raises(ConvodexError, match=message):
             tool.call(args)
