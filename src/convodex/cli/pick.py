@@ -44,22 +44,32 @@ def pick(
     Markdown, y copies its resume command, Esc quits and prints nothing. Ctrl-T cycles
     the agent, Ctrl-P toggles this project, Ctrl-O the order, Ctrl-F the kinds.
     """
+    import os
+
     from convodex.catalog.plan import agent_name
-    from convodex.tui.picker import Picker
+    from convodex.tui.state import Filters, search_thread
 
     root_list = roots_or_defaults(roots)
     background = Background(listen_for_hints=False)
+    query = " ".join(words)
+    filters = Filters.start(agent_name(agent) if agent else None, here, sort)
     with HistoryService.open(
         cache_dir, root_list, scoped=bool(roots), background=background
     ) as service:
+        # The first search runs while Textual loads: its answer is ready for the first frame.
+        pool = search_thread()
+        request = filters.request(query, os.getcwd())
+        first = pool.submit(service.search, request) if query.strip() else None
+        from convodex.tui.picker import Picker
+
         app = Picker(
             service,
-            " ".join(words),
+            query,
             print_only=print_only,
-            agent=agent_name(agent) if agent else None,
-            here=here,
-            sort=sort,
+            filters=filters,
             index=not no_index,
+            pool=pool,
+            first=first,
         )
         try:
             outcome = app.run()

@@ -16,7 +16,7 @@ import subprocess
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from rich.text import Text
@@ -34,20 +34,13 @@ from convodex.errors import ConvodexError
 from convodex.models import AroundResult, Hit, Progress, SearchPage
 from convodex.text.query import Query, highlights, parse
 from convodex.text.snippet import collapse_whitespace
+from convodex.tui.state import KIND_SETS, SORTS, Filters, search_thread
 
 Action = Literal["resume", "show", "export", "print", "quit"]
 DEBOUNCE_SECONDS = 0.12
 POLL_SECONDS = 0.5
-REFRESH_SECONDS = 1.0  # at most this often, results are refreshed while the index fills
-PAGE = 50
 PREVIEW_CONTEXT = 3
-SORTS = ("relevance", "newest", "oldest")
-KIND_SETS: tuple[tuple[str, tuple[str, ...] | None], ...] = (
-    ("default kinds", None),
-    ("every kind", ("user_text", "assistant_text", "tool_input", "tool_output", "tool_error")),
-    ("user text", ("user_text",)),
-    ("tools", ("tool_input", "tool_output", "tool_error")),
-)
+REFRESH_SECONDS = 1.0  # at most this often, results are refreshed while the index fills
 CLIPBOARDS = (
     ("WAYLAND_DISPLAY", ["wl-copy"]),
     ("DISPLAY", ["xclip", "-selection", "clipboard"]),
@@ -65,26 +58,6 @@ class Outcome:
     hit: Hit | None = None
     # A resume command ``y`` could not put on a clipboard: printed on exit.
     copied: str | None = None
-
-
-@dataclass
-class Filters:
-    agents: list[str | None] = field(default_factory=lambda: [None])
-    agent: int = 0
-    here: bool = False
-    sort: int = 0
-    kinds: int = 0
-
-    def describe(self) -> str:
-        agent = self.agents[self.agent]
-        return " · ".join(
-            [
-                f"agent: {'all' if agent is None else agent.replace('_', '-')}",
-                f"project: {'this one' if self.here else 'any'}",
-                f"sort: {SORTS[self.sort]}",
-                KIND_SETS[self.kinds][0],
-            ]
-        )
 
 
 def copy_to_system_clipboard(text: str) -> bool:
@@ -151,11 +124,11 @@ class Picker(App[Outcome]):
         query: str = "",
         *,
         print_only: bool = False,
-        agent: str | None = None,
-        here: bool = False,
-        sort: str = "relevance",
+        filters: Filters | None = None,
         index: bool = True,
         cwd: str | None = None,
+        pool: ThreadPoolExecutor | None = None,
+        first: Future[SearchPage] | None = None,
     ) -> None:
         super().__init__()
         self.service = service
@@ -164,8 +137,9 @@ class Picker(App[Outcome]):
         self.index = index
         self.cwd = cwd or os.getcwd()
         self.home = os.path.expanduser("~")
-        self.filters = Filters(here=here, sort=SORTS.index(sort) if sort in SORTS else 0)
-        self.wanted_agent = agent
+        self.filters = filters or Filters()
+        # A search already running for ``query`` (started before Textual loaded).
+        self.first = first
         self.hits: dict[str, Hit] = {}
         self.query_parsed: Query | None = None
         self.progress_state: Progress | None = None
@@ -178,7 +152,7 @@ class Picker(App[Outcome]):
         self.started = False
         self._debounce: Timer | None = None
         self._ui_loop: asyncio.AbstractEventLoop | None = None
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="convodex-pick")
+        self._pool = pool or search_thread()
 
     # -- layout ---------------------------------------------------------------------------
 
@@ -195,7 +169,12 @@ class Picker(App[Outcome]):
         self._ui_loop = asyncio.get_running_loop()
         self.query_one("#query", Input).focus()
         self.submit(self._agents, self._set_agents)
-        if self.initial_query.strip():
+        if self.first is not None:
+            self.generation += 1
+            generation = self.generation
+            self.last_search = time.monotonic()
+            self._on_done(self.first, lambda page: self.show_page(generation, page))
+        elif self.initial_query.strip():
             self.search_now()
         else:
             self._after_first_search()
@@ -206,7 +185,13 @@ class Picker(App[Outcome]):
 
     def submit(self, work: Callable[[], Any], done: Callable[[Any], None]) -> None:
         """Run ``work`` on the search thread, then ``done`` with its result on the UI."""
+        try:
+            future = self._pool.submit(work)
+        except RuntimeError:
+            return  # shutting down
+        self._on_done(future, done)
 
+    def _on_done(self, future: Future[Any], done: Callable[[Any], None]) -> None:
         def finished(future: Future[Any]) -> None:
             try:
                 result = future.result()
@@ -221,10 +206,7 @@ class Picker(App[Outcome]):
                 except RuntimeError:
                     pass  # the app closed meanwhile
 
-        try:
-            self._pool.submit(work).add_done_callback(finished)
-        except RuntimeError:
-            pass  # shutting down
+        future.add_done_callback(finished)
 
     def _deliver(self, done: Callable[[Any], None], result: Any) -> None:
         if self.is_running:
@@ -239,9 +221,7 @@ class Picker(App[Outcome]):
 
     def _set_agents(self, found: Any) -> None:
         if isinstance(found, list):
-            self.filters.agents = [None, *found]
-            if self.wanted_agent in found:
-                self.filters.agent = self.filters.agents.index(self.wanted_agent)
+            self.filters.set_agents(found)
         self.refresh_status()
 
     def _after_first_search(self) -> None:
@@ -253,15 +233,7 @@ class Picker(App[Outcome]):
         self.submit(lambda: self.service.start(), lambda _: None)
 
     def request(self) -> SearchRequest:
-        agent = self.filters.agents[self.filters.agent]
-        return SearchRequest(
-            query=self.query_one("#query", Input).value,
-            kinds=KIND_SETS[self.filters.kinds][1],
-            limit=PAGE,
-            sort=SORTS[self.filters.sort],
-            agents=() if agent is None else (agent,),
-            projects=(self.cwd,) if self.filters.here else (),
-        )
+        return self.filters.request(self.query_one("#query", Input).value, self.cwd)
 
     def search_now(self) -> None:
         self.generation += 1
