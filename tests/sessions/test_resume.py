@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from helpers import FIXTURES, CliRun, as_json, hits, write_claude_session
+from stub_agents import stub_agents
 
 # The agents' own documented resume commands (tests/fixtures/README.md, "Formats and
 # resume commands"), for a fixture session of each: (ref, the command --print shows).
@@ -50,11 +51,6 @@ NO_COMMAND = {
     "roo-code": "0195f0e2-7c1d-7a6b-9e33-3c5d6e7f8a9b",
     "chat-export": "chatgpt-fixture-conversation",
 }
-STUB = """#!{python}
-import json, os, sys
-with open(os.environ["STUB_RECORD"], "w") as out:
-    json.dump({{"argv": sys.argv[1:], "cwd": os.getcwd()}}, out)
-"""
 T0 = 1_767_225_600_000
 
 
@@ -141,23 +137,6 @@ def test_refs_ambiguous_and_unknown(fixtures_indexed: None, cli: CliRun) -> None
     assert "a prefix needs at least 6 characters" in short.stderr
 
 
-def stub_agent(tmp_path: Path, *names: str) -> tuple[dict[str, str], Path]:
-    """Executables named like agents, first on PATH, recording their argv and cwd."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir(exist_ok=True)
-    for name in names:
-        exe = bin_dir / name
-        exe.write_text(STUB.format(python=sys.executable), "utf-8")
-        exe.chmod(0o755)
-    record = tmp_path / "record.json"
-    env = dict(
-        os.environ,
-        PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
-        STUB_RECORD=str(record),
-    )
-    return env, record
-
-
 def run(env: dict[str, str], cache: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "convodex", *args, "--cache-dir", str(cache)],
@@ -188,7 +167,7 @@ def test_resume_execs_the_agent_in_the_workspace(
     cli: CliRun, cache_dir: Path, tmp_path: Path
 ) -> None:
     session_id, workspace = workspace_session(tmp_path, cli)
-    env, record = stub_agent(tmp_path, "claude", "codex")
+    env, record = stub_agents(tmp_path, "claude", "codex")
     done = run(env, cache_dir, "resume", session_id[:8])
     assert done.returncode == 0, done.stderr
     assert done.stdout == "" and done.stderr == ""

@@ -3,7 +3,6 @@ you type, and Enter hands the terminal to the session's agent (a stub on PATH)."
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import shutil
@@ -16,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from helpers import CliRun, as_json, write_claude_session
+from stub_agents import recorded, stub_agents
 
 T0 = 1_767_225_600_000
 DEADLINE = 30.0
@@ -55,6 +55,8 @@ def terminal(tmp_path: Path) -> Iterator[Terminal]:
             "tmux is not installed: run `sudo apt-get install tmux` (or `make test` as root)"
         )
     term = Terminal(f"convodex-test-{os.getpid()}-{tmp_path.name}", "pick")
+    # A session that keeps the server up, so the picker starts in a running server.
+    term.tmux("new-session", "-d", "-s", "keep", "sleep 600")
     try:
         yield term
     finally:
@@ -78,18 +80,9 @@ def test_pick_in_a_real_terminal(
         ],
     )
     as_json(cli("index", "--root", f"{root}:claude-code", "--json"))
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    stub = bin_dir / "claude"
-    stub.write_text(
-        f"#!{sys.executable}\nimport json, os, sys\n"
-        "json.dump({'argv': sys.argv[1:], 'cwd': os.getcwd()}, "
-        "open(os.environ['STUB_RECORD'], 'w'))\n"
-    )
-    stub.chmod(0o755)
-    record = tmp_path / "record.json"
+    stub_env, record = stub_agents(tmp_path, "claude")
     env = {
-        "PATH": f"{bin_dir}:{os.environ['PATH']}",
+        "PATH": stub_env["PATH"],
         "STUB_RECORD": str(record),
         "TERM": "xterm-256color",
         "HOME": os.environ["HOME"],
@@ -120,5 +113,4 @@ def test_pick_in_a_real_terminal(
     terminal.keys("Enter")
     terminal.wait(record.exists, "the agent to start")
     terminal.wait(lambda: "picker-exit=0" in terminal.screen(), "the picker to hand over")
-    seen = json.loads(record.read_text())
-    assert seen == {"argv": ["--resume", session_id], "cwd": str(workspace)}
+    assert recorded(record) == {"argv": ["--resume", session_id], "cwd": str(workspace)}

@@ -5,8 +5,6 @@ chosen session (the same code ``convodex pick`` runs, ending in a stub agent).""
 from __future__ import annotations
 
 import asyncio
-import json
-import os
 import subprocess
 import sys
 import time
@@ -23,6 +21,7 @@ from convodex.catalog.service import HistoryService
 from convodex.sources.discover import resolve_root
 from convodex.tui.picker import Outcome, Picker
 from helpers import write_claude_session, write_codex_rollout
+from stub_agents import recorded, stub_agents
 
 T0 = 1_767_225_600_000
 DEADLINE = 20.0
@@ -123,17 +122,7 @@ def test_type_move_preview_filter_and_resume(
     ref = app.return_value.hit.ref
 
     # What `convodex pick` does with it once the terminal is back: resume, by exec.
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    stub = bin_dir / "claude"
-    stub.write_text(
-        f"#!{sys.executable}\nimport json, os, sys\n"
-        "json.dump({'argv': sys.argv[1:], 'cwd': os.getcwd()}, "
-        "open(os.environ['STUB_RECORD'], 'w'))\n"
-    )
-    stub.chmod(0o755)
-    record = tmp_path / "record.json"
-    env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}", STUB_RECORD=str(record))
+    env, record = stub_agents(tmp_path, "claude")
     code = (
         "import sys; from pathlib import Path;"
         "from convodex.catalog.service import HistoryService;"
@@ -150,8 +139,7 @@ def test_type_move_preview_filter_and_resume(
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    seen = json.loads(record.read_text())
-    assert seen == {
+    assert recorded(record) == {
         "argv": ["--resume", "c1aude00-0000-4000-8000-000000000001"],
         "cwd": str(workspace),
     }
