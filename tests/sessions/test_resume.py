@@ -124,6 +124,9 @@ def test_the_config_file_overrides_and_bad_files_are_one_line(
         assert result.exit_code == 1 and len(lines) == 1, text
         assert lines[0].startswith(f"error: {path}") or message in lines[0]
         assert message in lines[0], (text, lines[0])
+        # Search keeps working on a broken file, with the agents' own commands.
+        found = {h["agent"]: h["resumeCommand"] for h in hits(cli, "repository")}
+        assert found["claude_code"] in (DOCUMENTED["claude_code"][1], None)
 
 
 def test_refs_ambiguous_and_unknown(fixtures_indexed: None, cli: CliRun) -> None:

@@ -11,7 +11,9 @@ from playwright.sync_api import Request, expect
 
 from helpers import FIXTURES, service, write_session
 from live_server import serving, wait_for
-from web.test_page import ARTIFACTS, browser_page
+from web.test_page import browser_page
+
+ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
 
 SECRET = "sk-proj-4fJq9ZxT2mLw8RkP1vN6bY3cH7dS0aEo"
 SESSION: list[dict[str, Any]] = [

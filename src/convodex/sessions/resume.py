@@ -97,11 +97,16 @@ def resume_template(agent: str) -> str | None:
     return fmt.resume if fmt is not None else None
 
 
-def resume_templates() -> dict[str, str | None]:
-    """Every agent's template at once (a search fills many hits from one read)."""
+def built_in_templates() -> dict[str, str | None]:
+    """Each format's documented resume template (None where the agent has none)."""
     from convodex.sources.discover import FORMATS
 
-    found: dict[str, str | None] = {name: fmt.resume for name, fmt in FORMATS.items()}
+    return {name: fmt.resume for name, fmt in FORMATS.items()}
+
+
+def resume_templates() -> dict[str, str | None]:
+    """Every agent's template at once (a search fills many hits from one read)."""
+    found = built_in_templates()
     found.update(_overrides("resume"))
     return found
 
