@@ -272,7 +272,11 @@ def _load(
         message.subagent = True
         message.session_id = f"{_stem(file)}:sidechain"
         message.title = "sub-agent (sidechain)"
-    elif first.sessionId and first.sessionId != _stem(file) and file.parent.name != "subagents":
+    elif (
+        first.sessionId
+        and first.sessionId != _stem(file)
+        and file.parent.name != "subagents"
+    ):
         # A file holding several sessions (a resumed one carries the earlier
         # session's records): each message reports the session it belongs to. A
         # sub-agent's own file names its parent's session: it is its own session.
