@@ -115,8 +115,7 @@ def test_list_search_and_around_over_stdio(root: Path, cache_dir: Path, tmp_path
 
     async def body(session: ClientSession) -> None:
         listed = await session.list_tools()
-        assert len(listed.tools) == 1
-        tool = listed.tools[0]
+        tool = next(t for t in listed.tools if t.name == TOOL_NAME)
         wire = {
             "name": tool.name,
             "description": tool.description,

@@ -120,3 +120,71 @@ def hint_socket_path(cache_dir: str | os.PathLike[str] | None = None) -> Path:
 
 def summary_cache_path(cache_dir: str | os.PathLike[str] | None = None) -> Path:
     return cache_root(cache_dir) / "history-search" / "summaries.json"
+
+
+# -- the user config file ---------------------------------------------------------------
+#
+# ``$XDG_CONFIG_HOME/convodex/config.toml`` (default ``~/.config/convodex/config.toml``):
+# what a person sets once and every command honours. One loader reads and validates
+# it; each table or key is declared in ``CONFIG_KEYS`` with its type and why it exists.
+
+CONFIG_KEYS: dict[str, tuple[type, str]] = {
+    "resume": (dict, "Agent name -> resume command template with {id} and {cwd} (L15)."),
+    "handoff": (dict, "Agent name -> command template that starts it with {prompt} (L15)."),
+}
+
+_loaded: dict[str, tuple[tuple[int, int], dict[str, object]]] = {}
+
+
+def config_file() -> Path:
+    """``$XDG_CONFIG_HOME/convodex/config.toml``, else ``~/.config/convodex/config.toml``."""
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base).expanduser() / APP / "config.toml"
+
+
+def user_config() -> dict[str, object]:
+    """The parsed config file (empty when there is none), cached while it is unchanged.
+
+    A malformed file or a value of the wrong type is one ``ConfigError`` naming the
+    file and the problem; nothing is half-applied.
+    """
+    import tomllib
+
+    path = config_file()
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot be read ({exc.strerror})") from exc
+    stamp = (st.st_mtime_ns, st.st_size)
+    cached = _loaded.get(str(path))
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    try:
+        with open(path, "rb") as handle:
+            data = tomllib.load(handle)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc})") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot be read ({exc})") from exc
+    for key, value in data.items():
+        if key not in CONFIG_KEYS:
+            known = ", ".join(sorted(CONFIG_KEYS))
+            raise ConfigError(f"{path}: unknown setting {key!r} (known: {known})")
+        expected = CONFIG_KEYS[key][0]
+        if not isinstance(value, expected):
+            kind = "a table" if expected is dict else f"a {expected.__name__}"
+            raise ConfigError(f"{path}: {key} must be {kind}")
+    _loaded[str(path)] = (stamp, data)
+    return data
+
+
+def config_table(name: str) -> dict[str, str]:
+    """One table of string values (``[resume]``, ``[handoff]``); empty when absent."""
+    table = user_config().get(name, {})
+    assert isinstance(table, dict)
+    for key, value in table.items():
+        if not isinstance(value, str) or not value.strip():
+            raise ConfigError(f"{config_file()}: [{name}] {key} must be a non-empty string")
+    return dict(table)

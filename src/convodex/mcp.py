@@ -1,6 +1,7 @@
-"""The ``history_search`` tool for agents over MCP (SPEC L7, X4).
+"""The ``history_search`` and ``history_session`` tools for agents over MCP (SPEC L7,
+L15, X4).
 
-The tool's name, description, input schema, defaults and parameter order are a
+Each tool's name, description, input schema, defaults and parameter order are a
 contract agents are prompted with, so they are declared once here as constants and
 pinned byte for byte by a snapshot test. A tool call never scans directories: the
 catalog is kept current by the background scheduler, and every answer says first
@@ -21,7 +22,17 @@ from convodex import config
 from convodex.catalog.plan import SORTS, SearchRequest
 from convodex.catalog.service import Background, HistoryService
 from convodex.errors import ConvodexError, QueryError
-from convodex.models import CompactHit, CompactPage, Hit, Progress, encode, to_builtins
+from convodex.models import (
+    CompactHit,
+    CompactPage,
+    Hit,
+    Progress,
+    SessionEntry,
+    SessionPart,
+    SessionWindow,
+    encode,
+    to_builtins,
+)
 from convodex.text.documents import DEFAULT_KINDS, KINDS
 
 TOOL_NAME: Final = "history_search"
@@ -219,7 +230,7 @@ class HistoryTool:
 
     def __init__(self, service: HistoryService) -> None:
         self.service = service
-        self._lock = threading.Lock()
+        self.lock = threading.Lock()
 
     def call(self, arguments: Mapping[str, Any] | None) -> str:
         """Run one call; bad arguments raise QueryError with a message safe to show."""
@@ -230,7 +241,7 @@ class HistoryTool:
         operation = args.get("operation") or "search"
         if operation not in OPERATIONS:
             raise QueryError('operation must be "search" or "around"')
-        with self._lock:
+        with self.lock:
             if operation == "search":
                 return self._search(args)
             return self._around(args)
@@ -289,23 +300,193 @@ class HistoryTool:
         return render(result, progress)
 
 
-def build_server(tool: HistoryTool) -> Any:
-    """An MCP server exposing the one tool; blocking work runs in worker threads."""
+# -- history_session ------------------------------------------------------------------
+
+SESSION_TOOL_NAME: Final = "history_session"
+SESSION_DEFAULT_LIMIT: Final = 10
+SESSION_MAX_LIMIT: Final = 50
+SESSION_DEFAULT_CHARS: Final = 2000
+SESSION_MAX_CHARS: Final = 20_000
+# The whole page's text: a model's context is not the place for a whole transcript.
+SESSION_PAGE_CHARS: Final = 60_000
+
+SESSION_TOOL_DESCRIPTION: Final = (
+    "Read one past conversation, to follow a hit of history_search. Pass a hit's `ref` "
+    "(`<sessionId>#<messageIndex>`) to read the messages around that message, or a session "
+    "id or sessionPath to read the session from its start. Returns the session's title, "
+    "agent, project and messageCount, and its messages in order (user and assistant text, "
+    "tool calls and their results), each part cut to `maxChars`; when more follow, pass "
+    "`nextStart` back as `start` to read on. The result is JSON."
+)
+
+SESSION_INPUT_SCHEMA: Final[dict[str, Any]] = {
+    "type": "object",
+    "properties": {
+        "ref": {
+            "type": "string",
+            "description": "A hit's ref (<sessionId>#<messageIndex>), a session id (or a "
+            "unique prefix of 6+ characters), or a hit's sessionPath.",
+        },
+        "start": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "The message index to read from (nextStart of the previous page). "
+            "Default: `before` messages before the ref's message, else the first.",
+        },
+        "before": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": MAX_CONTEXT,
+            "default": DEFAULT_CONTEXT,
+            "description": "With a ref's #N and no start: how many messages before it.",
+        },
+        "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": SESSION_MAX_LIMIT,
+            "default": SESSION_DEFAULT_LIMIT,
+            "description": "The most messages to return.",
+        },
+        "maxChars": {
+            "type": "integer",
+            "minimum": 100,
+            "maximum": SESSION_MAX_CHARS,
+            "default": SESSION_DEFAULT_CHARS,
+            "description": "Each part's text is cut to this many characters.",
+        },
+        "tools": {
+            "type": "boolean",
+            "default": True,
+            "description": "Include tool calls and their results.",
+        },
+    },
+    "required": ["ref"],
+    "additionalProperties": False,
+}
+
+
+def session_tool_definition() -> dict[str, Any]:
+    """``history_session`` as agents see it: the contract its snapshot pins."""
+    return {
+        "name": SESSION_TOOL_NAME,
+        "description": SESSION_TOOL_DESCRIPTION,
+        "inputSchema": SESSION_INPUT_SCHEMA,
+    }
+
+
+def clip(text: str, limit: int) -> tuple[str, bool]:
+    if len(text) <= limit:
+        return text, False
+    return text[: limit - 1] + "…", True
+
+
+class SessionTool:
+    """Answers ``history_session`` calls: one bounded page of one session."""
+
+    def __init__(self, service: HistoryService, lock: threading.Lock | None = None) -> None:
+        self.service = service
+        # Shared with history_search: without background indexing both use one connection.
+        self._lock = lock or threading.Lock()
+
+    def call(self, arguments: Mapping[str, Any] | None) -> str:
+        args = dict(arguments or {})
+        unknown = sorted(set(args) - set(SESSION_INPUT_SCHEMA["properties"]))
+        if unknown:
+            raise QueryError(f"unknown argument: {unknown[0]}")
+        ref = _string(args, "ref")
+        if not ref:
+            raise QueryError("history_session needs a ref")
+        before = _integer(args, "before", DEFAULT_CONTEXT, 0, MAX_CONTEXT)
+        limit = _integer(args, "limit", SESSION_DEFAULT_LIMIT, 1, SESSION_MAX_LIMIT)
+        max_chars = _integer(args, "maxChars", SESSION_DEFAULT_CHARS, 100, SESSION_MAX_CHARS)
+        start = None if args.get("start") is None else _integer(args, "start", 0, 0, 2**62)
+        tools = args.get("tools", True)
+        if not isinstance(tools, bool):
+            raise QueryError("tools must be true or false")
+        with self._lock:
+            target = self.service.resolve(ref)
+            document = self.service.document(target)
+            progress = self.service.progress()
+        entries = document.messages
+        if start is not None:
+            first = next((n for n, e in enumerate(entries) if e.message_index >= start), None)
+        elif target.message_index is not None:
+            at = next(
+                (n for n, e in enumerate(entries) if e.message_index == target.message_index),
+                None,
+            )
+            if at is None:
+                raise QueryError(
+                    f"message #{target.message_index} is not in the session's effective branch"
+                )
+            first = max(0, at - before)
+        else:
+            first = 0
+        page: list[SessionEntry] = []
+        clipped = False
+        room = SESSION_PAGE_CHARS
+        position = len(entries) if first is None else first
+        while position < len(entries) and len(page) < limit:
+            entry = entries[position]
+            parts = []
+            for part in entry.parts:
+                if not tools and part.kind.startswith("tool_"):
+                    continue
+                text, cut = clip(part.text, min(max_chars, max(room, 100)))
+                clipped = clipped or cut
+                room -= len(text)
+                parts.append(SessionPart(kind=part.kind, text=text, tool_name=part.tool_name))
+            if page and room < 0:
+                break  # the page is full: this message starts the next one
+            page.append(
+                SessionEntry(
+                    message_index=entry.message_index,
+                    role=entry.role,
+                    created_at=entry.created_at,
+                    parts=parts,
+                )
+            )
+            position += 1
+        window = SessionWindow(
+            session_id=document.session_id,
+            session_path=document.session_path,
+            agent=document.agent,
+            title=document.title,
+            project=document.project,
+            message_count=document.message_count,
+            messages=page,
+            next_start=entries[position].message_index if position < len(entries) else None,
+            clipped=clipped,
+        )
+        return render(window, progress)
+
+
+def build_server(tool: HistoryTool, session_tool: SessionTool | None = None) -> Any:
+    """An MCP server exposing the tools; blocking work runs in worker threads."""
     import mcp_types as types
     from mcp.server.lowlevel import Server
+
+    sessions = session_tool or SessionTool(tool.service, tool.lock)
+    handlers = {TOOL_NAME: tool.call, SESSION_TOOL_NAME: sessions.call}
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(
             tools=[
-                types.Tool(name=TOOL_NAME, description=TOOL_DESCRIPTION, input_schema=INPUT_SCHEMA)
+                types.Tool(name=TOOL_NAME, description=TOOL_DESCRIPTION, input_schema=INPUT_SCHEMA),
+                types.Tool(
+                    name=SESSION_TOOL_NAME,
+                    description=SESSION_TOOL_DESCRIPTION,
+                    input_schema=SESSION_INPUT_SCHEMA,
+                ),
             ]
         )
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        if params.name != TOOL_NAME:
+        handler = handlers.get(params.name)
+        if handler is None:
             return _error(f"unknown tool: {params.name}")
         try:
-            text = await anyio.to_thread.run_sync(tool.call, params.arguments)
+            text = await anyio.to_thread.run_sync(handler, params.arguments)
         except ConvodexError as exc:
             return _error(f"error: {exc}")
         return types.CallToolResult(content=[types.TextContent(text=text)])
@@ -316,7 +497,8 @@ def build_server(tool: HistoryTool) -> Any:
     return Server(
         "convodex",
         version=_version(),
-        instructions="history_search finds what was said in past agent conversations.",
+        instructions="history_search finds what was said in past agent conversations; "
+        "history_session reads one of them around a hit.",
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )

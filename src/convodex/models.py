@@ -31,8 +31,12 @@ __all__ = [
     "SearchPage",
     "ProgressState",
     "ServerHit",
+    "SessionDocument",
+    "SessionEntry",
     "SessionMessage",
+    "SessionPart",
     "SessionView",
+    "SessionWindow",
     "Tree",
     "TreeRow",
     "UnsetType",
@@ -98,6 +102,9 @@ class Hit(Model):
     open: bool = False
     running: bool = False
     current: bool = False
+    # The shell command that reopens the session in its agent, in its workspace
+    # (``cd … && claude --resume …``); null when the agent documents none (L15).
+    resume_command: str | None = None
     around: list[ContextMessage] | UnsetType = UNSET
 
 
@@ -162,6 +169,61 @@ class SessionView(Model):
     title: str | None
     workspace_root: str | None
     messages: list[SessionMessage]
+    agent: str | None = None
+    # As on hits: the shell command that reopens it, or null (L15).
+    resume_command: str | None = None
+
+
+class SessionPart(Model):
+    """One part of a message as its agent showed it: text, a tool call or its result."""
+
+    kind: str
+    text: str
+    tool_name: str | None = None
+
+
+class SessionEntry(Model):
+    """One message of a session's effective branch, every part in order."""
+
+    message_index: int
+    role: str
+    created_at: int | None
+    parts: list[SessionPart]
+
+
+class SessionDocument(Model):
+    """One session's effective branch with its facts: ``show``, ``export --format json``,
+    the hand-off brief and the ``history_session`` tool all start from it (L15)."""
+
+    session_id: str
+    session_path: str
+    agent: str
+    title: str | None
+    project: str | None
+    # The first and last message times (epoch ms) where the format records them.
+    started_at: int | None
+    ended_at: int | None
+    message_count: int
+    resume_command: str | None
+    messages: list[SessionEntry]
+    # True when likely secrets were replaced by ``[redacted]``.
+    redacted: bool = False
+
+
+class SessionWindow(Model, kw_only=True, omit_defaults=True):
+    """A bounded page of a session for an agent's context (``history_session``)."""
+
+    session_id: str
+    session_path: str
+    agent: str
+    title: str | None = None
+    project: str | None = None
+    message_count: int
+    messages: list[SessionEntry]
+    # The ``start`` of the next page, when more messages follow.
+    next_start: int | None = None
+    # Parts cut to fit the page's size; ask for fewer messages to read more of each.
+    clipped: bool = False
 
 
 class TreeRow(Model):

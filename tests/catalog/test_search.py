@@ -35,6 +35,8 @@ HIT_FIELDS = {
     "project",
     "messageAt",
     "ref",
+    # L15: the command that reopens the session (null when its agent has none)
+    "resumeCommand",
 }
 
 TOOL_SESSION = [
@@ -74,6 +76,7 @@ def test_hit_carries_every_field(root: Path, catalog: Catalog) -> None:
     assert (hit["open"], hit["running"], hit["current"]) == (False, False, False)
     assert (hit["agent"], hit["project"]) == ("session_log", "/srv/k")
     assert hit["messageAt"] == 1000 and hit["ref"] == "s1#0"
+    assert hit["resumeCommand"] is None  # convodex's own logs document no resume command
 
 
 def test_default_kinds_exclude_tool_output(root: Path, catalog: Catalog) -> None:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from convodex import config
 from convodex.catalog.db import Catalog, connect, open_catalog
 from convodex.catalog.plan import SearchRequest
+from convodex.catalog.refs import SessionRef
 from convodex.catalog.search import RuntimeState, Searcher, progress, root_ids_for
 from convodex.errors import NotFound, QueryError
 from convodex.models import (
@@ -31,6 +32,7 @@ from convodex.models import (
     IndexStats,
     Progress,
     SearchPage,
+    SessionDocument,
     SessionMessage,
     SessionView,
     Tree,
@@ -203,6 +205,7 @@ class HistoryService:
 
     def session(self, session_id: str, path: str | None = None) -> SessionView:
         """A whole session's effective branch, replayed from its transcript."""
+        from convodex.sessions.resume import resume_command
         from convodex.sources.base import Budget, ReadResult
         from convodex.sources.registry import FORMATS
 
@@ -220,7 +223,35 @@ class HistoryService:
             title=info.title,
             workspace_root=info.workspace_root,
             messages=messages,
+            agent=fmt,
+            resume_command=resume_command(fmt, session_id, info.workspace_root),
         )
+
+    def agents(self) -> list[str]:
+        """The agents (source formats) the catalog holds sessions of, by name."""
+        catalog = self.reader()
+        root_ids = root_ids_for(catalog, self.scope)
+        sql, params = "SELECT DISTINCT format FROM sources", []
+        if root_ids is not None:
+            sql += f" WHERE root_id IN ({', '.join('?' for _ in root_ids)})"
+            params = root_ids
+        return sorted(str(row[0]) for row in catalog.db.execute(sql, params))
+
+    def resolve(self, ref: str) -> SessionRef:
+        """The session a ref names (L15): an id, a 6+ character prefix, ``id#N`` or a
+        transcript path. Ambiguous and unknown refs are clear errors."""
+        from convodex.catalog.refs import resolve
+
+        catalog = self.reader()
+        return resolve(catalog, ref, root_ids_for(catalog, self.scope))
+
+    def document(self, target: SessionRef | str) -> SessionDocument:
+        """One session's effective branch with every part, replayed from its transcript."""
+        from convodex.sessions.transcript import read_document
+
+        found = self.resolve(target) if isinstance(target, str) else target
+        with self.interactive():
+            return read_document(found)
 
     def _session_id(self, path: str) -> str:
         row = (

@@ -21,6 +21,10 @@ COMMANDS = {
     "doctor": "convodex.cli.ops:doctor",
     "catalogs": "convodex.cli.ops:catalogs",
     "server": "convodex.cli.server:server",
+    "show": "convodex.cli.session:show",
+    "export": "convodex.cli.session:export",
+    "resume": "convodex.cli.session:resume",
+    "pick": "convodex.cli.pick:pick",
 }
 
 

@@ -126,6 +126,51 @@ async def around(request: Request) -> Response:
     return ModelResponse(await run_in_threadpool(run))
 
 
+EXPORT_TYPES = {
+    "markdown": ("text/markdown; charset=utf-8", "md"),
+    "html": ("text/html; charset=utf-8", "html"),
+    "json": ("application/json", "json"),
+}
+
+
+@_endpoint
+async def export(request: Request) -> Response:
+    """One session as a self-contained document (L15), offered as a download."""
+    from convodex.sessions.render import export as render_export
+    from convodex.sessions.transcript import redact_document
+
+    service = _service(request)
+    fmt = request.query_params.get("format") or "markdown"
+    if fmt not in EXPORT_TYPES:
+        raise QueryError(f"format must be one of {', '.join(EXPORT_TYPES)}")
+    session_id = request.path_params["session_id"]
+    path = request.query_params.get("path")
+
+    def run() -> tuple[str, str]:
+        target = None
+        if path:  # a transcript path picks the file when a session spans several
+            with contextlib.suppress(QueryError):
+                target = service.resolve(path)
+        if target is None or target.session_id != session_id:
+            target = service.resolve(session_id)
+        document = service.document(target)
+        if _flag(request, "redact"):
+            document = redact_document(document)
+        return render_export(document, fmt), document.session_id
+
+    body, name = await run_in_threadpool(run)
+    media, suffix = EXPORT_TYPES[fmt]
+    filename = "".join(c if c.isalnum() or c in "._-" else "_" for c in name)[:120]
+    headers = {
+        "Content-Disposition": f'attachment; filename="{filename}.{suffix}"',
+        "Cache-Control": "no-store",
+        # Exported content is data, never a page that runs anything.
+        "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'",
+        "X-Content-Type-Options": "nosniff",
+    }
+    return Response(body, media_type=media, headers=headers)
+
+
 @_endpoint
 async def status(request: Request) -> Response:
     return ModelResponse(await run_in_threadpool(_service(request).progress))
@@ -237,6 +282,7 @@ def create_app(
         Route("/tree", tree),
         Route("/sessions/{session_id}", session),
         Route("/sessions/{session_id}/around", around),
+        Route("/sessions/{session_id}/export", export),
         Route("/status", status),
         Route("/runtime", set_runtime, methods=["POST"]),
         Route("/events", events),

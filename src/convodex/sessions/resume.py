@@ -1,0 +1,203 @@
+"""Back to work from a hit (SPEC L15): the session's own agent, or another one.
+
+Resume commands are each format's documented ``resume`` template (``FORMATS[name]``),
+overridable per agent in the ``[resume]`` table of the user config file. A hand-off
+starts another agent with a brief of the session as its first prompt, the way that
+agent documents taking one (``HANDOFF``, overridable in ``[handoff]``). Templates are
+split like a shell would split them *before* the placeholders are filled, so an id,
+a path or a brief with spaces or quotes stays one argument and never becomes shell
+syntax; the one-line form people copy is ``shlex``-quoted.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NoReturn
+
+from convodex import config
+from convodex.catalog.plan import agent_name
+from convodex.errors import ConfigError, InvalidInput
+
+# How each agent starts interactively with a first prompt (its own CLI documentation):
+# ``{prompt}`` is the brief's text, ``{file}`` its path, ``{cwd}`` the workspace.
+HANDOFF: dict[str, str] = {
+    "claude_code": "claude {prompt}",  # `claude "query"`: interactive, with a first prompt
+    "codex": "codex {prompt}",  # `codex [PROMPT]` opens the TUI with it
+    "gemini": "gemini --prompt-interactive {prompt}",  # `-i`: run it, stay interactive
+    "qwen": "qwen --prompt-interactive {prompt}",  # Gemini CLI's flag, kept by the fork
+    "copilot_cli": "copilot --interactive {prompt}",  # `-i PROMPT`
+    "droid": "droid {prompt}",  # `droid "query"`: REPL with an initial prompt
+    "pi": "pi {prompt}",  # `pi [messages...]`
+    "opencode": "opencode --prompt {prompt}",
+    "cursor_cli": "cursor-agent {prompt}",
+}
+RESUME_PLACEHOLDERS = ("id", "cwd")
+HANDOFF_PLACEHOLDERS = ("prompt", "file", "cwd")
+
+
+@dataclass(frozen=True, slots=True)
+class Launch:
+    """A command to run in a directory: what ``resume`` execs or ``--print`` shows."""
+
+    argv: list[str]
+    cwd: str
+    agent: str
+    # The session's recorded workspace; None when unknown (it then runs right here).
+    workspace: str | None = None
+
+    def shell(self) -> str:
+        """The one line people paste: ``cd DIR && COMMAND``, every word quoted."""
+        return shell_line(self.argv, self.workspace)
+
+
+def shell_line(argv: list[str], cwd: str | None) -> str:
+    command = shlex.join(argv)
+    return f"cd {shlex.quote(cwd)} && {command}" if cwd else command
+
+
+def label(agent: str) -> str:
+    return agent.replace("_", "-")
+
+
+def _known_agents() -> set[str]:
+    from convodex.sources.discover import FORMATS
+
+    return set(FORMATS) | set(HANDOFF)
+
+
+def _overrides(table: str) -> dict[str, str]:
+    """A config table keyed by agent name (hyphens or underscores), names checked."""
+    out: dict[str, str] = {}
+    known = _known_agents()
+    for key, template in config.config_table(table).items():
+        name = agent_name(key)
+        if name not in known:
+            raise ConfigError(
+                f"{config.config_file()}: [{table}] names an unknown agent {key!r} "
+                f"(known: {', '.join(sorted(label(a) for a in known))})"
+            )
+        out[name] = template
+    return out
+
+
+def resume_template(agent: str) -> str | None:
+    """The agent's resume template: the config file's, else its format's, else None."""
+    from convodex.sources.discover import FORMATS
+
+    name = agent_name(agent)
+    override = _overrides("resume").get(name)
+    if override is not None:
+        return override
+    fmt = FORMATS.get(name)
+    return fmt.resume if fmt is not None else None
+
+
+def built_in_templates() -> dict[str, str | None]:
+    """Each format's documented resume template (None where the agent has none)."""
+    from convodex.sources.discover import FORMATS
+
+    return {name: fmt.resume for name, fmt in FORMATS.items()}
+
+
+def resume_templates() -> dict[str, str | None]:
+    """Every agent's template at once (a search fills many hits from one read)."""
+    found = built_in_templates()
+    found.update(_overrides("resume"))
+    return found
+
+
+def fill(
+    template: str, values: Mapping[str, str], allowed: tuple[str, ...], where: str
+) -> list[str]:
+    """``template`` split into words, then each word's placeholders filled."""
+    try:
+        words = shlex.split(template)
+    except ValueError as exc:
+        raise ConfigError(f"{where}: cannot split the command ({exc})") from exc
+    if not words:
+        raise ConfigError(f"{where}: the command is empty")
+    out = []
+    for word in words:
+        try:
+            out.append(word.format_map(values))
+        except (KeyError, ValueError, IndexError, AttributeError) as exc:
+            names = ", ".join("{" + n + "}" for n in allowed)
+            raise ConfigError(f"{where}: a template may use only {names}") from exc
+    return out
+
+
+def resume_argv(agent: str, session_id: str, cwd: str | None) -> list[str]:
+    """The argv that reopens a session; a clear error when the agent has no command."""
+    template = resume_template(agent)
+    if template is None:
+        raise InvalidInput(
+            f"{label(agent)} has no resume command from a shell; set one in the [resume] "
+            f"table of {config.config_file()}"
+        )
+    values = {"id": session_id, "cwd": cwd or "."}
+    return fill(template, values, RESUME_PLACEHOLDERS, f"the {label(agent)} resume command")
+
+
+def resume_command(
+    agent: str, session_id: str, cwd: str | None, templates: Mapping[str, str | None] | None = None
+) -> str | None:
+    """The copyable one-line resume command, or None when the agent documents none."""
+    template = (templates if templates is not None else resume_templates()).get(agent)
+    if template is None:
+        return None
+    values = {"id": session_id, "cwd": cwd or "."}
+    argv = fill(template, values, RESUME_PLACEHOLDERS, f"the {label(agent)} resume command")
+    return shell_line(argv, cwd)
+
+
+def resume_launch(agent: str, session_id: str, cwd: str | None) -> Launch:
+    """What ``convodex resume`` runs: the agent's command in the session's workspace."""
+    return Launch(resume_argv(agent, session_id, cwd), cwd or os.getcwd(), agent, cwd)
+
+
+def handoff_agent(value: str) -> str:
+    """An ``--in`` agent name, checked against the agents that can take a first prompt."""
+    name = agent_name(value)
+    templates = {**HANDOFF, **_overrides("handoff")}
+    if name not in templates:
+        able = ", ".join(sorted(label(a) for a in templates))
+        raise InvalidInput(
+            f"cannot hand a session to {value!r}: no known way to start it with a prompt "
+            f"(agents that can: {able}; others can be added in the [handoff] table of "
+            f"{config.config_file()})"
+        )
+    return name
+
+
+def handoff_launch(agent: str, brief: str, brief_path: Path, cwd: str | None) -> Launch:
+    """The chosen agent started in the workspace with the brief as its first prompt."""
+    name = handoff_agent(agent)
+    template = {**HANDOFF, **_overrides("handoff")}[name]
+    workspace = cwd or os.getcwd()
+    values = {"prompt": brief, "file": str(brief_path), "cwd": workspace}
+    argv = fill(template, values, HANDOFF_PLACEHOLDERS, f"the {label(name)} hand-off command")
+    return Launch(argv, workspace, name, cwd)
+
+
+def check(launch: Launch) -> str:
+    """The executable's full path; a clear error when it or the directory is missing."""
+    executable = shutil.which(launch.argv[0])
+    if executable is None:
+        raise InvalidInput(
+            f"{launch.argv[0]} (the {label(launch.agent)} command) is not installed or not on PATH"
+        )
+    if not os.path.isdir(launch.cwd):
+        raise InvalidInput(f"the session's workspace {launch.cwd} is not a directory any more")
+    return executable
+
+
+def execute(launch: Launch) -> NoReturn:
+    """Hand the terminal over: this process becomes the agent, in the workspace."""
+    executable = check(launch)
+    os.chdir(launch.cwd)
+    os.execv(executable, launch.argv)

@@ -1,0 +1,92 @@
+"""One session's effective branch as a :class:`SessionDocument` (SPEC L15).
+
+The reader of the session's format replays the file (only the effective branch: a
+rewound or abandoned branch is never yielded); messages that belong to another
+session of the same file are left out, and so are messages with nothing to show.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from convodex.catalog.refs import SessionRef
+from convodex.errors import NotFound, SourceError
+from convodex.models import SessionDocument, SessionEntry, SessionPart
+from convodex.text.redact import redact
+from convodex.text.snippet import collapse_whitespace, head
+
+TITLE_CHARS = 80
+
+
+def read_document(target: SessionRef, *, redact: bool = False) -> SessionDocument:
+    from convodex.sessions.resume import resume_command
+    from convodex.sources.base import Budget, ReadResult
+    from convodex.sources.discover import FORMATS
+
+    fmt = FORMATS.get(target.agent)
+    if fmt is None:
+        raise NotFound(f"{target.session_path}: no reader for the {target.agent} format")
+    path = Path(target.session_path)
+    try:
+        info = fmt.info(path)
+        messages = list(fmt.read(path, ReadResult(0, 0), Budget.from_env()))
+    except FileNotFoundError as exc:
+        raise NotFound(f"{path}: the transcript is gone") from exc
+    except OSError as exc:
+        raise SourceError(str(path), f"cannot be read ({exc.strerror})") from exc
+    own = target.session_id == target.file_session
+    title = collapse_whitespace(info.title) if own and info.title else None
+    entries: list[SessionEntry] = []
+    for message in messages:
+        session = message.session_id or target.file_session
+        if session != target.session_id or not message.documents:
+            continue
+        if title is None and message.title:
+            title = message.title
+        entries.append(
+            SessionEntry(
+                message_index=message.index,
+                role=message.role,
+                created_at=message.created_at,
+                parts=[
+                    SessionPart(kind=d.kind, text=d.text, tool_name=d.tool_name)
+                    for d in message.documents
+                ],
+            )
+        )
+    if title is None:
+        first = next((e for e in entries if e.role == "user"), None)
+        text = (
+            "" if first is None else "\n".join(p.text for p in first.parts if p.kind == "user_text")
+        )
+        title = head(text, TITLE_CHARS) or None
+    times = [e.created_at for e in entries if e.created_at is not None]
+    workspace = target.workspace or info.workspace_root
+    document = SessionDocument(
+        session_id=target.session_id,
+        session_path=target.session_path,
+        agent=target.agent,
+        title=title,
+        project=workspace,
+        started_at=min(times) if times else info.created_at,
+        ended_at=max(times) if times else info.updated_at,
+        message_count=len(entries),
+        resume_command=resume_command(target.agent, target.session_id, workspace),
+        messages=entries,
+    )
+    return redact_document(document) if redact else document
+
+
+def redact_document(document: SessionDocument) -> SessionDocument:
+    """The same document with likely secrets masked in its title and every part."""
+    import msgspec
+
+    messages = [
+        msgspec.structs.replace(
+            entry,
+            parts=[msgspec.structs.replace(p, text=redact(p.text)) for p in entry.parts],
+        )
+        for entry in document.messages
+    ]
+    title = None if document.title is None else redact(document.title)
+    return msgspec.structs.replace(document, title=title, messages=messages, redacted=True)

@@ -1,0 +1,457 @@
+"""``convodex pick``: the full-screen picker (SPEC L16), built on Textual. Thin.
+
+Searches go through ``HistoryService.search`` with the same ``SearchRequest`` as every
+other surface, on one worker thread, so typing never waits for a search and a search
+never waits for indexing: progress shows in the status line, and results refresh as
+the index fills. The app only picks; what to do with the pick (resume, show, export)
+happens after it has left the terminal, in the CLI.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+from rich.text import Text
+from textual import on
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, VerticalScroll
+from textual.timer import Timer
+from textual.widgets import Footer, Input, OptionList, Static
+from textual.widgets.option_list import Option
+
+from convodex.catalog.plan import SearchRequest
+from convodex.catalog.service import HistoryService
+from convodex.errors import ConvodexError
+from convodex.models import AroundResult, Hit, Progress, SearchPage
+from convodex.text.query import Query, highlights, parse
+from convodex.text.snippet import collapse_whitespace
+from convodex.tui.state import KIND_SETS, SORTS, Filters, search_thread
+
+Action = Literal["resume", "show", "export", "print", "quit"]
+DEBOUNCE_SECONDS = 0.12
+POLL_SECONDS = 0.5
+PREVIEW_CONTEXT = 3
+REFRESH_SECONDS = 1.0  # at most this often, results are refreshed while the index fills
+CLIPBOARDS = (
+    ("WAYLAND_DISPLAY", ["wl-copy"]),
+    ("DISPLAY", ["xclip", "-selection", "clipboard"]),
+    ("DISPLAY", ["xsel", "--clipboard", "--input"]),
+    ("", ["pbcopy"]),
+    ("", ["clip.exe"]),
+)
+
+
+@dataclass
+class Outcome:
+    """What the person picked, for the CLI to carry out once the terminal is back."""
+
+    action: Action
+    hit: Hit | None = None
+    # A resume command ``y`` could not put on a clipboard: printed on exit.
+    copied: str | None = None
+
+
+def copy_to_system_clipboard(text: str) -> bool:
+    """Through the first clipboard tool this desktop has; False when there is none."""
+    for variable, argv in CLIPBOARDS:
+        if variable and not os.environ.get(variable):
+            continue
+        if shutil.which(argv[0]) is None:
+            continue
+        try:
+            subprocess.run(argv, input=text.encode(), check=True, timeout=2, capture_output=True)
+        except (OSError, subprocess.SubprocessError):
+            continue
+        return True
+    return False
+
+
+def marked(text: str, query: Query | None, style: str = "bold yellow") -> Text:
+    """``text`` with the query's matched words styled."""
+    out = Text(text)
+    if query is not None:
+        for start, end in highlights(query, text):
+            out.stylize(style, start, end)
+    return out
+
+
+def session_header(hit: Hit, home: str) -> str:
+    project = hit.project or ""
+    if home and project.startswith(home.rstrip("/") + "/"):
+        project = "~" + project[len(home.rstrip("/")) :]
+    when = ""
+    if hit.last_activity_at is not None:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(hit.last_activity_at / 1000))
+    pieces = [hit.session_title or hit.session_id, hit.agent.replace("_", "-"), project, when]
+    return " · ".join(p for p in pieces if p)
+
+
+class Picker(App[Outcome]):
+    """Search as you type, results grouped per session, a preview, then a pick."""
+
+    TITLE = "convodex pick"
+    ENABLE_COMMAND_PALETTE = False
+    CSS = """
+    #query { dock: top; }
+    #panes { height: 1fr; }
+    #results { width: 55%; border: none; }
+    #preview-pane { width: 45%; border-left: solid $primary; padding: 0 1; }
+    #status { height: 1; background: $boost; color: $text-muted; padding: 0 1; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "quit_quietly", "Quit", priority=True),
+        Binding("ctrl+c", "quit_quietly", "Quit", show=False, priority=True),
+        Binding("down", "to_results", "Results", show=False),
+        Binding("tab", "to_results", "Results", show=False),
+        Binding("ctrl+t", "cycle_agent", "Agent"),
+        Binding("ctrl+p", "toggle_here", "This project"),
+        Binding("ctrl+o", "cycle_sort", "Sort"),
+        Binding("ctrl+f", "cycle_kinds", "Kinds"),
+    ]
+
+    def __init__(
+        self,
+        service: HistoryService,
+        query: str = "",
+        *,
+        print_only: bool = False,
+        filters: Filters | None = None,
+        index: bool = True,
+        cwd: str | None = None,
+        pool: ThreadPoolExecutor | None = None,
+        first: Future[SearchPage] | None = None,
+    ) -> None:
+        super().__init__()
+        self.service = service
+        self.initial_query = query
+        self.print_only = print_only
+        self.index = index
+        self.cwd = cwd or os.getcwd()
+        self.home = os.path.expanduser("~")
+        self.filters = filters or Filters()
+        # A search already running for ``query`` (started before Textual loaded).
+        self.first = first
+        self.hits: dict[str, Hit] = {}
+        self.query_parsed: Query | None = None
+        self.progress_state: Progress | None = None
+        self.error: str | None = None
+        self.summary = ""
+        self.copied: str | None = None
+        self.generation = 0
+        self.shown_revision = -1
+        self.last_search = 0.0
+        self.started = False
+        self._debounce: Timer | None = None
+        self._ui_loop: asyncio.AbstractEventLoop | None = None
+        self._pool = pool or search_thread()
+
+    # -- layout ---------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Input(value=self.initial_query, placeholder="search your conversations…", id="query")
+        with Horizontal(id="panes"):
+            yield OptionList(id="results")
+            with VerticalScroll(id="preview-pane"):
+                yield Static("", id="preview")
+        yield Static("", id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._ui_loop = asyncio.get_running_loop()
+        self.query_one("#query", Input).focus()
+        self.submit(self._agents, self._set_agents)
+        if self.first is not None:
+            self.generation += 1
+            generation = self.generation
+            self.last_search = time.monotonic()
+            self._on_done(self.first, lambda page: self.show_page(generation, page))
+        elif self.initial_query.strip():
+            self.search_now()
+        else:
+            self._after_first_search()
+        self.set_interval(POLL_SECONDS, self.poll)
+        self.refresh_status()
+
+    # -- background work ------------------------------------------------------------------
+
+    def submit(self, work: Callable[[], Any], done: Callable[[Any], None]) -> None:
+        """Run ``work`` on the search thread, then ``done`` with its result on the UI."""
+        try:
+            future = self._pool.submit(work)
+        except RuntimeError:
+            return  # shutting down
+        self._on_done(future, done)
+
+    def _on_done(self, future: Future[Any], done: Callable[[Any], None]) -> None:
+        def finished(future: Future[Any]) -> None:
+            try:
+                result = future.result()
+            except ConvodexError as exc:
+                result = exc
+            except Exception:
+                result = ConvodexError("the search failed")
+            loop = self._ui_loop
+            if loop is not None:
+                try:
+                    loop.call_soon_threadsafe(self._deliver, done, result)
+                except RuntimeError:
+                    pass  # the app closed meanwhile
+
+        future.add_done_callback(finished)
+
+    def _deliver(self, done: Callable[[Any], None], result: Any) -> None:
+        if self.is_running:
+            done(result)
+
+    def close(self) -> None:
+        """Wait for the search thread (after ``run``): the service closes next."""
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def _agents(self) -> list[str]:
+        return self.service.agents()
+
+    def _set_agents(self, found: Any) -> None:
+        if isinstance(found, list):
+            self.filters.set_agents(found)
+        self.refresh_status()
+
+    def _after_first_search(self) -> None:
+        """Background indexing starts once the first answer is on screen (it competes
+        with it for the CPU), on the search thread (it owns the connection until then)."""
+        if self.started or not self.index:
+            return
+        self.started = True
+        self.submit(lambda: self.service.start(), lambda _: None)
+
+    def request(self) -> SearchRequest:
+        return self.filters.request(self.query_one("#query", Input).value, self.cwd)
+
+    def search_now(self) -> None:
+        self.generation += 1
+        generation = self.generation
+        request = self.request()
+        if not request.query.strip():
+            self.show_page(generation, None)
+            return
+        self.last_search = time.monotonic()
+        self.submit(
+            lambda: self.service.search(request), lambda page: self.show_page(generation, page)
+        )
+
+    def poll(self) -> None:
+        self.submit(self.service.progress, self._progress)
+
+    def _progress(self, state: Any) -> None:
+        if not isinstance(state, Progress):
+            return
+        self.progress_state = state
+        self.refresh_status()
+        stale = state.revision != self.shown_revision and self.shown_revision >= 0
+        due = time.monotonic() - self.last_search > REFRESH_SECONDS
+        if stale and due and self.query_one("#query", Input).value.strip():
+            self.search_now()  # the index grew: show what it has now
+
+    # -- results --------------------------------------------------------------------------
+
+    def show_page(self, generation: int, page: Any) -> None:
+        if generation != self.generation:
+            return  # a newer search is under way
+        results = self.query_one("#results", OptionList)
+        keep = results.highlighted_option.id if results.highlighted_option else None
+        results.clear_options()
+        self.hits.clear()
+        self.error = None
+        if isinstance(page, ConvodexError):
+            self.error = str(page)
+            self.summary = ""
+        elif isinstance(page, SearchPage):
+            self.query_parsed = parse(self.request().query)
+            self.progress_state = page.progress
+            self.shown_revision = page.revision
+            self.fill(results, page.hits)
+            sessions = len({(h.session_id, h.session_path) for h in page.hits})
+            more = "+" if page.next_cursor else ""
+            self.summary = f"{len(page.hits)}{more} hits in {sessions} sessions"
+        else:
+            self.summary = ""
+            self.query_one("#preview", Static).update("")
+        if keep in self.hits:
+            results.highlighted = results.get_option_index(keep)
+        elif self.hits:
+            results.highlighted = results.get_option_index(next(iter(self.hits)))
+        self.refresh_status()
+        self._after_first_search()
+
+    def fill(self, results: OptionList, hits: list[Hit]) -> None:
+        groups: dict[tuple[str, str], list[Hit]] = {}
+        for hit in hits:
+            groups.setdefault((hit.session_id, hit.session_path), []).append(hit)
+        options: list[Option | None] = []
+        for n, members in enumerate(groups.values()):
+            if n:
+                options.append(None)
+            header = Text(session_header(members[0], self.home), style="bold")
+            options.append(Option(header, id=f"s{n}", disabled=True))
+            for hit in members:
+                key = f"h{len(self.hits)}"
+                self.hits[key] = hit
+                label = hit.kind if hit.tool_name is None else f"{hit.kind} {hit.tool_name}"
+                line = Text(f"  #{hit.message_index} {label}: ", style="dim")
+                line.append_text(marked(hit.snippet, self.query_parsed))
+                options.append(Option(line, id=key))
+        results.add_options(options)
+
+    def selected(self) -> Hit | None:
+        option = self.query_one("#results", OptionList).highlighted_option
+        return None if option is None or option.id is None else self.hits.get(option.id)
+
+    @on(OptionList.OptionHighlighted)
+    def preview(self, event: OptionList.OptionHighlighted) -> None:
+        hit = self.hits.get(event.option.id or "")
+        if hit is None:
+            return
+
+        def read() -> AroundResult:
+            return self.service.around(
+                hit.message_index,
+                session_id=hit.session_id,
+                path=hit.session_path,
+                before=PREVIEW_CONTEXT,
+                after=PREVIEW_CONTEXT,
+            )
+
+        self.submit(read, lambda found: self.show_preview(hit, found))
+
+    def show_preview(self, hit: Hit, found: Any) -> None:
+        if self.selected() is not hit:
+            return
+        out = Text(session_header(hit, self.home) + "\n", style="bold")
+        out.append(f"{hit.ref}\n", style="dim")
+        if hit.resume_command:
+            out.append(f"{hit.resume_command}\n", style="dim")
+        if isinstance(found, AroundResult):
+            for message in found.messages:
+                style = "bold reverse" if message.hit else "bold"
+                out.append(f"\n#{message.message_index} {message.role}\n", style=style)
+                out.append_text(marked(collapse_whitespace(message.text), self.query_parsed))
+                out.append("\n")
+        else:
+            out.append("\n")
+            out.append_text(marked(hit.snippet, self.query_parsed))
+        self.query_one("#preview", Static).update(out)
+
+    def refresh_status(self) -> None:
+        pieces = []
+        if self.error:
+            pieces.append(f"error: {self.error}")
+        elif self.summary:
+            pieces.append(self.summary)
+        state = self.progress_state
+        if state is not None and state.state == "indexing":
+            pieces.append(f"indexing {state.indexed}/{state.total}")
+        elif state is not None and state.state == "empty":
+            pieces.append("index empty: first scan running")
+        elif state is not None and state.state == "degraded":
+            pieces.append("read-only catalog")
+        pieces.append(self.filters.describe())
+        pieces.append("enter resume · s show · e export · y copy")
+        self.query_one("#status", Static).update(" · ".join(pieces))
+
+    # -- input and keys -------------------------------------------------------------------
+
+    @on(Input.Changed, "#query")
+    def typed(self, event: Input.Changed) -> None:
+        if self._debounce is not None:
+            self._debounce.stop()
+        self._debounce = self.set_timer(DEBOUNCE_SECONDS, self.search_now)
+
+    @on(Input.Submitted, "#query")
+    def submitted(self, event: Input.Submitted) -> None:
+        self.pick("resume")
+
+    @on(OptionList.OptionSelected, "#results")
+    def chosen(self, event: OptionList.OptionSelected) -> None:
+        self.pick("resume")
+
+    def on_key(self, event: Any) -> None:
+        """Letter keys act on the results list (in the search box they are typing)."""
+        if self.focused is not self.query_one("#results", OptionList):
+            return
+        actions: dict[str, Callable[[], None]] = {
+            "s": lambda: self.pick("show"),
+            "e": lambda: self.pick("export"),
+            "y": self.copy,
+            "a": self.action_cycle_agent,
+            "p": self.action_toggle_here,
+            "o": self.action_cycle_sort,
+            "k": self.action_cycle_kinds,
+            "slash": self.action_to_query,
+        }
+        act = actions.get(event.key)
+        if act is not None:
+            event.stop()
+            act()
+
+    def pick(self, action: Action) -> None:
+        hit = self.selected()
+        if hit is None:
+            return
+        if self.print_only:
+            action = "print"
+        self.exit(Outcome(action, hit, self.copied))
+
+    def copy(self) -> None:
+        hit = self.selected()
+        if hit is None:
+            return
+        if not hit.resume_command:
+            self.notify(f"{hit.agent.replace('_', '-')} has no resume command", severity="warning")
+            return
+        if copy_to_system_clipboard(hit.resume_command):
+            self.notify("resume command copied")
+            return
+        self.copy_to_clipboard(hit.resume_command)  # OSC 52, where the terminal allows it
+        self.copied = hit.resume_command
+        self.notify("no clipboard here: the command is printed when you quit")
+
+    def action_quit_quietly(self) -> None:
+        self.exit(Outcome("quit", None, self.copied))
+
+    def action_to_query(self) -> None:
+        self.query_one("#query", Input).focus()
+
+    def action_to_results(self) -> None:
+        self.query_one("#results", OptionList).focus()
+
+    def _refilter(self) -> None:
+        self.refresh_status()
+        self.search_now()
+
+    def action_cycle_agent(self) -> None:
+        self.filters.agent = (self.filters.agent + 1) % len(self.filters.agents)
+        self._refilter()
+
+    def action_toggle_here(self) -> None:
+        self.filters.here = not self.filters.here
+        self._refilter()
+
+    def action_cycle_sort(self) -> None:
+        self.filters.sort = (self.filters.sort + 1) % len(SORTS)
+        self._refilter()
+
+    def action_cycle_kinds(self) -> None:
+        self.filters.kinds = (self.filters.kinds + 1) % len(KIND_SETS)
+        self._refilter()
+
+    def on_unmount(self) -> None:
+        self._ui_loop = None
+        self._pool.shutdown(wait=False, cancel_futures=True)

@@ -1,0 +1,74 @@
+"""The picker's filters and the search they ask for, without Textual.
+
+Kept apart from the app so ``convodex pick`` can start the first search on the
+picker's search thread *before* Textual is imported: the catalog answers while the
+UI library loads (SPEC L16: first results within 300 ms of launch).
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from convodex.catalog.plan import SearchRequest
+
+PAGE = 50
+SORTS = ("relevance", "newest", "oldest")
+KIND_SETS: tuple[tuple[str, tuple[str, ...] | None], ...] = (
+    ("default kinds", None),
+    ("every kind", ("user_text", "assistant_text", "tool_input", "tool_output", "tool_error")),
+    ("user text", ("user_text",)),
+    ("tools", ("tool_input", "tool_output", "tool_error")),
+)
+
+
+@dataclass
+class Filters:
+    """What the filter keys cycle through; ``agents`` fills in once the catalog says."""
+
+    agents: list[str | None] = field(default_factory=lambda: [None])
+    agent: int = 0
+    here: bool = False
+    sort: int = 0
+    kinds: int = 0
+    wanted_agent: str | None = None
+
+    @classmethod
+    def start(cls, agent: str | None, here: bool, sort: str) -> Filters:
+        chosen = cls(here=here, sort=SORTS.index(sort) if sort in SORTS else 0)
+        if agent is not None:
+            chosen.agents, chosen.agent, chosen.wanted_agent = [None, agent], 1, agent
+        return chosen
+
+    def set_agents(self, found: list[str]) -> None:
+        current = self.agents[self.agent]
+        self.agents = [None, *found]
+        self.agent = self.agents.index(current) if current in self.agents else 0
+
+    def request(self, query: str, cwd: str) -> SearchRequest:
+        agent = self.agents[self.agent]
+        return SearchRequest(
+            query=query,
+            kinds=KIND_SETS[self.kinds][1],
+            limit=PAGE,
+            sort=SORTS[self.sort],
+            agents=() if agent is None else (agent,),
+            projects=(cwd,) if self.here else (),
+        )
+
+    def describe(self) -> str:
+        agent = self.agents[self.agent]
+        return " · ".join(
+            [
+                f"agent: {'all' if agent is None else agent.replace('_', '-')}",
+                f"project: {'this one' if self.here else 'any'}",
+                f"sort: {SORTS[self.sort]}",
+                KIND_SETS[self.kinds][0],
+            ]
+        )
+
+
+def search_thread() -> ThreadPoolExecutor:
+    """The one thread every picker search and read runs on (it owns the connection
+    until background indexing starts)."""
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="convodex-pick")

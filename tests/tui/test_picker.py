@@ -1,0 +1,165 @@
+"""The picker (SPEC L16) in Textual's headless pilot, over a real catalog: type, see
+grouped results, move, preview in context, filter by agent, and Enter resumes the
+chosen session (the same code ``convodex pick`` runs, ending in a stub agent)."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from rich.text import Text
+from textual.pilot import Pilot
+from textual.widgets import OptionList, Static
+
+from convodex.catalog.db import Catalog
+from convodex.catalog.indexer import Indexer
+from convodex.catalog.service import HistoryService
+from convodex.sources.discover import resolve_root
+from convodex.tui.picker import Outcome, Picker
+from helpers import write_claude_session, write_codex_rollout
+from stub_agents import recorded, stub_agents
+
+T0 = 1_767_225_600_000
+DEADLINE = 20.0
+
+
+def corpus(tmp_path: Path) -> tuple[list[Path], Path]:
+    """Two agents' sessions about one migration, in a workspace that exists."""
+    workspace = tmp_path / "shop"
+    workspace.mkdir()
+    claude = tmp_path / "claude"
+    codex = tmp_path / "codex"
+    write_claude_session(
+        claude,
+        "c1aude00-0000-4000-8000-000000000001",
+        str(workspace),
+        [
+            ("user", "the orders migration locks the table", T0),
+            ("assistant", "Split the migration into batches of ten thousand rows.", T0 + 1000),
+            ("user", "batches worked, thanks", T0 + 2000),
+        ],
+    )
+    write_codex_rollout(
+        codex,
+        "c0dex000-0000-4000-8000-000000000002",
+        str(workspace),
+        [("user", "write the rollback for the orders migration", T0 + 5000)],
+    )
+    return [resolve_root(f"{claude}:claude-code"), resolve_root(f"{codex}:codex")], workspace
+
+
+async def until(pilot: Pilot[Outcome], check: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + DEADLINE
+    while not check():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        await pilot.pause(0.02)
+
+
+def shown(widget: Static) -> str:
+    content = widget.content
+    return content.plain if isinstance(content, Text) else str(content)
+
+
+def test_type_move_preview_filter_and_resume(
+    tmp_path: Path, catalog: Catalog, cache_dir: Path
+) -> None:
+    roots, workspace = corpus(tmp_path)
+    Indexer(catalog).run(roots)
+    service = HistoryService(catalog, roots, scope=roots)
+    app = Picker(service, index=False, cwd=str(workspace))
+
+    async def drive() -> None:
+        async with app.run_test(size=(140, 40)) as pilot:
+            results = app.query_one("#results", OptionList)
+            await pilot.press(*"migration")
+            await until(pilot, lambda: len(app.hits) == 3, "three hits")
+            # Grouped per session: a header (title · agent · …) before each group's hits.
+            headers = [
+                str(results.get_option_at_index(i).prompt)
+                for i in range(results.option_count)
+                if results.get_option_at_index(i).disabled
+            ]
+            assert len(headers) == 2 and any("claude-code" in h for h in headers)
+            assert any("codex" in h and "write the rollback" in h for h in headers)
+
+            preview = app.query_one("#preview", Static)
+            first = app.selected()
+            assert first is not None
+            await until(pilot, lambda: first.ref in shown(preview), "the first preview")
+
+            await pilot.press("down")  # into the results
+            await pilot.press("down")
+            second = app.selected()
+            assert second is not None and second is not first
+            await until(pilot, lambda: second.ref in shown(preview), "the second preview")
+            context = shown(preview)
+            assert f"#{second.message_index} {second.role}" in context
+            if second.agent == "claude_code":
+                assert "batches worked, thanks" in context  # the hit in its context
+
+            await pilot.press("ctrl+t")  # the first agent: claude-code
+            await until(
+                pilot,
+                lambda: bool(app.hits) and {h.agent for h in app.hits.values()} == {"claude_code"},
+                "the agent filter",
+            )
+            assert "agent: claude-code" in shown(app.query_one("#status", Static))
+            chosen = app.selected()
+            assert chosen is not None
+            await pilot.press("enter")
+        outcome = app.return_value
+        assert outcome is not None and outcome.action == "resume"
+        assert outcome.hit is chosen
+
+    asyncio.run(drive())
+    app.close()
+    catalog.close()
+    assert app.return_value is not None and app.return_value.hit is not None
+    ref = app.return_value.hit.ref
+
+    # What `convodex pick` does with it once the terminal is back: resume, by exec.
+    env, record = stub_agents(tmp_path, "claude")
+    code = (
+        "import sys; from pathlib import Path;"
+        "from convodex.catalog.service import HistoryService;"
+        "from convodex.cli.pick import carry_out;"
+        "service = HistoryService.open(Path(sys.argv[1]), []);"
+        "carry_out(service, 'resume', sys.argv[2], Path(sys.argv[1]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(cache_dir), ref],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert recorded(record) == {
+        "argv": ["--resume", "c1aude00-0000-4000-8000-000000000001"],
+        "cwd": str(workspace),
+    }
+
+
+def test_escape_quits_with_nothing(tmp_path: Path, catalog: Catalog) -> None:
+    roots, workspace = corpus(tmp_path)
+    Indexer(catalog).run(roots)
+    app = Picker(HistoryService(catalog, roots, scope=roots), "rollback", index=False)
+
+    async def drive() -> None:
+        async with app.run_test() as pilot:
+            await until(pilot, lambda: len(app.hits) == 1, "the initial query's hit")
+            await pilot.press("escape")
+
+    asyncio.run(drive())
+    app.close()
+    assert app.return_value is not None
+    assert (app.return_value.action, app.return_value.hit, app.return_value.copied) == (
+        "quit",
+        None,
+        None,
+    )
