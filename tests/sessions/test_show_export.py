@@ -17,7 +17,7 @@ import pytest
 
 from convodex.catalog.service import HistoryService
 from convodex.sources.discover import FORMATS
-from helpers import FIXTURES, CliRun, as_json, read_all, write_session
+from helpers import FIXTURES, CliRun, as_json, read_all, write_session, write_vscdb
 
 DAG_LOG = [
     {"type": "message", "id": "m1", "msgs": [{"role": "user", "content": "plan the dag move"}]},
@@ -60,6 +60,8 @@ def indexed(cli: CliRun, tmp_path: Path) -> list[str]:
     extra = tmp_path / "extra"
     write_session(extra, "native-go", NATIVE, {"name": "Go test failure"})
     (extra / "legacy-dag.jsonl").write_text("".join(json.dumps(r) + "\n" for r in DAG_LOG))
+    # No public sample of the Cursor editor's database: the readers' tests build one.
+    write_vscdb(extra / "Cursor" / "User" / "globalStorage" / "state.vscdb")
     roots = [str(FIXTURES), str(extra)]
     as_json(cli("index", *(a for r in roots for a in ("--root", r)), "--json"))
     return roots

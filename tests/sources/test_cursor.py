@@ -19,7 +19,16 @@ from convodex.sources import cursor, cursor_ide
 from convodex.sources.base import Budget, ReadResult, SourceMessage, stat_of
 from convodex.sources.discover import detect, resolve_root, scan, vscode_user_dir
 from convodex.sqlite import sqlite3
-from helpers import FIXTURES, CliRun, as_json, read_all, read_beside_a_writer, tree_hashes
+from helpers import (
+    FIXTURES,
+    CliRun,
+    as_json,
+    bubble,
+    read_all,
+    read_beside_a_writer,
+    tree_hashes,
+    write_vscdb,
+)
 
 CURSOR = FIXTURES / "cursor"
 PARENT = "0b5e3c1a-7d2f-4c1e-9a6b-1f2e3d4c5b6a"
@@ -249,57 +258,6 @@ def test_store_read_only_while_the_agent_writes(tmp_path: Path) -> None:
 
 
 # -- the editor ----------------------------------------------------------------------
-
-
-def bubble(kind: int, text: str, **extra: Any) -> dict[str, Any]:
-    return {"_v": 3, "type": kind, "text": text, **extra}
-
-
-def write_vscdb(path: Path) -> None:
-    """The editor's global database: a composer listing its bubbles (one edited away),
-    an old composer with its conversation inline, and some editor state."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    db = sqlite3.connect(path)
-    db.execute("CREATE TABLE ItemTable (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)")
-    db.execute("CREATE TABLE cursorDiskKV (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)")
-    tool = {
-        "name": "run_terminal_cmd",
-        "rawArgs": '{"command": "pytest -x"}',
-        "result": '{"output": "kestrel exploded"}',
-        "status": "error",
-    }
-    bubbles = {
-        "b1": bubble(1, "how do I parse toml in a heron script"),
-        "b2": bubble(2, "an abandoned answer about pelicans"),  # edited away
-        "b3": bubble(2, "Use tomllib.", thinking={"text": "innerthoughts"}),
-        "b4": bubble(2, "", toolFormerData=tool),
-    }
-    composer = {
-        "_v": 3,
-        "composerId": "comp-1",
-        "name": "TOML parsing",
-        "createdAt": 1_767_225_600_000,
-        "fullConversationHeadersOnly": [
-            {"bubbleId": b, "type": bubbles[b]["type"]} for b in ("b1", "b3", "b4")
-        ],
-    }
-    old = {
-        "composerId": "comp-0",
-        "name": "Old chat",
-        "conversation": [bubble(1, "legacy question about ibis"), bubble(2, "legacy answer")],
-    }
-    with db:
-        db.execute("INSERT INTO ItemTable VALUES ('workbench.panel', '{}')")
-        db.execute("INSERT INTO cursorDiskKV VALUES ('composerData:comp-0', ?)", (json.dumps(old),))
-        for key, value in bubbles.items():
-            db.execute(
-                "INSERT INTO cursorDiskKV VALUES (?, ?)",
-                (f"bubbleId:comp-1:{key}", json.dumps(value)),
-            )
-        db.execute(
-            "INSERT INTO cursorDiskKV VALUES ('composerData:comp-1', ?)", (json.dumps(composer),)
-        )
-    db.close()
 
 
 def test_editor_composers(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from playwright.sync_api import Request, expect
 
 from helpers import FIXTURES, service, write_session
 from live_server import serving, wait_for
-from web.test_page import browser_page
+from web.page_helpers import browser_page
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
 
