@@ -3,7 +3,7 @@
 Resume commands are each format's documented ``resume`` template (``FORMATS[name]``),
 overridable per agent in the ``[resume]`` table of the user config file. A hand-off
 starts another agent with a brief of the session as its first prompt, the way that
-agent documents taking one (``HANDOFF``, overridable in ``[handoff]``). Templates are
+agent documents taking one (its format's ``handoff``, overridable in ``[handoff]``). Templates are
 split like a shell would split them *before* the placeholders are filled, so an id,
 a path or a brief with spaces or quotes stays one argument and never becomes shell
 syntax; the one-line form people copy is ``shlex``-quoted.
@@ -23,19 +23,6 @@ from convodex import config
 from convodex.catalog.plan import agent_name
 from convodex.errors import ConfigError, InvalidInput
 
-# How each agent starts interactively with a first prompt (its own CLI documentation):
-# ``{prompt}`` is the brief's text, ``{file}`` its path, ``{cwd}`` the workspace.
-HANDOFF: dict[str, str] = {
-    "claude_code": "claude {prompt}",  # `claude "query"`: interactive, with a first prompt
-    "codex": "codex {prompt}",  # `codex [PROMPT]` opens the TUI with it
-    "gemini": "gemini --prompt-interactive {prompt}",  # `-i`: run it, stay interactive
-    "qwen": "qwen --prompt-interactive {prompt}",  # Gemini CLI's flag, kept by the fork
-    "copilot_cli": "copilot --interactive {prompt}",  # `-i PROMPT`
-    "droid": "droid {prompt}",  # `droid "query"`: REPL with an initial prompt
-    "pi": "pi {prompt}",  # `pi [messages...]`
-    "opencode": "opencode --prompt {prompt}",
-    "cursor_cli": "cursor-agent {prompt}",
-}
 RESUME_PLACEHOLDERS = ("id", "cwd")
 HANDOFF_PLACEHOLDERS = ("prompt", "file", "cwd")
 
@@ -67,7 +54,7 @@ def label(agent: str) -> str:
 def _known_agents() -> set[str]:
     from convodex.sources.discover import FORMATS
 
-    return set(FORMATS) | set(HANDOFF)
+    return set(FORMATS)
 
 
 def _overrides(table: str) -> dict[str, str]:
@@ -95,6 +82,14 @@ def resume_template(agent: str) -> str | None:
         return override
     fmt = FORMATS.get(name)
     return fmt.resume if fmt is not None else None
+
+
+def built_in_handoffs() -> dict[str, str]:
+    """Each format's documented way of starting with a first prompt, where it has one."""
+    from convodex.sources.discover import FORMATS
+
+    found = {name: getattr(fmt, "handoff", None) for name, fmt in FORMATS.items()}
+    return {name: template for name, template in found.items() if template}
 
 
 def built_in_templates() -> dict[str, str | None]:
@@ -163,7 +158,7 @@ def resume_launch(agent: str, session_id: str, cwd: str | None) -> Launch:
 def handoff_agent(value: str) -> str:
     """An ``--in`` agent name, checked against the agents that can take a first prompt."""
     name = agent_name(value)
-    templates = {**HANDOFF, **_overrides("handoff")}
+    templates = {**built_in_handoffs(), **_overrides("handoff")}
     if name not in templates:
         able = ", ".join(sorted(label(a) for a in templates))
         raise InvalidInput(
@@ -177,7 +172,7 @@ def handoff_agent(value: str) -> str:
 def handoff_launch(agent: str, brief: str, brief_path: Path, cwd: str | None) -> Launch:
     """The chosen agent started in the workspace with the brief as its first prompt."""
     name = handoff_agent(agent)
-    template = {**HANDOFF, **_overrides("handoff")}[name]
+    template = {**built_in_handoffs(), **_overrides("handoff")}[name]
     workspace = cwd or os.getcwd()
     values = {"prompt": brief, "file": str(brief_path), "cwd": workspace}
     argv = fill(template, values, HANDOFF_PLACEHOLDERS, f"the {label(name)} hand-off command")

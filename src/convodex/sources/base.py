@@ -198,6 +198,9 @@ class SourceFormat(Protocol):
       template with ``{id}`` (the session id) and ``{cwd}`` (its workspace)
       placeholders, or ``None`` when the agent documents none (IDE extensions,
       exports).
+    - ``handoff``: how the agent starts interactively with a first prompt, a template
+      with ``{prompt}`` (the text), ``{file}`` (its path) and ``{cwd}``; absent or
+      ``None`` when it documents none (``resume --in`` cannot start it).
     """
 
     name: str

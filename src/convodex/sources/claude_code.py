@@ -311,6 +311,9 @@ class ClaudeCodeFormat(NamedResultsFormat):
 
     name = NAME
     resume: str | None = "claude --resume {id}"
+    # Starts the agent with a first prompt, for ``resume --in``:
+    # `claude "query"`: interactive, with a first prompt.
+    handoff: str | None = "claude {prompt}"
     append_only = False
 
     loader = staticmethod(_load)

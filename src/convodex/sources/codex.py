@@ -342,6 +342,9 @@ class CodexFormat(NamedResultsFormat):
 
     name = NAME
     resume: str | None = "codex resume {id}"
+    # Starts the agent with a first prompt, for ``resume --in``:
+    # `codex [PROMPT]` opens the TUI with it.
+    handoff: str | None = "codex {prompt}"
     append_only = False
 
     loader = staticmethod(_load)

@@ -180,6 +180,8 @@ class CopilotCliFormat(NamedResultsFormat):
     name = NAME
     append_only = False
     resume: str | None = "copilot --resume={id}"
+    # Starts the agent with a first prompt (`-i PROMPT`), for ``resume --in``.
+    handoff: str | None = "copilot --interactive {prompt}"
 
     loader = staticmethod(_load)
     call_names = staticmethod(_call_names)

@@ -341,6 +341,8 @@ class CursorFormat:
     name = NAME
     append_only = False
     resume: str | None = "cursor-agent --resume {id}"
+    # Starts the agent with a first prompt (`cursor-agent [prompt]`), for ``resume --in``.
+    handoff: str | None = "cursor-agent {prompt}"
     source_names = frozenset({STORE})
     source_dirs = frozenset({TRANSCRIPTS})
 

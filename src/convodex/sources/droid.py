@@ -226,6 +226,9 @@ class DroidFormat(NamedResultsFormat):
     name = NAME
     append_only = False
     resume: str | None = "droid --resume {id}"
+    # Starts the agent with a first prompt, for ``resume --in``:
+    # `droid "query"`: REPL with an initial prompt.
+    handoff: str | None = "droid {prompt}"
 
     loader = staticmethod(_load)
     call_names = staticmethod(_call_names)

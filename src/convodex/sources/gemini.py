@@ -176,6 +176,8 @@ class GeminiFormat:
     name = NAME
     append_only = False
     resume: str | None = "gemini --resume {id}"
+    # Starts the agent with a first prompt (`-i`: run it, stay interactive), for ``resume --in``.
+    handoff: str | None = "gemini --prompt-interactive {prompt}"
 
     def read(self, path: Path, result: ReadResult, budget: Budget) -> Iterator[SourceMessage]:
         budget.check(path, "log", os.stat(path).st_size)

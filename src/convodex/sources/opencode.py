@@ -445,6 +445,9 @@ class OpenCodeFormat:
     name = NAME
     append_only = False
     resume: str | None = "opencode --session {id}"
+    # Starts the agent with a first prompt, for ``resume --in``:
+    # `--prompt`: the TUI with a first prompt.
+    handoff: str | None = "opencode --prompt {prompt}"
     source_names = frozenset({DATABASE})
     source_dirs = frozenset({"session"})
 

@@ -140,6 +140,8 @@ class PiFormat:
     name = NAME
     append_only = False
     resume: str | None = "pi --session {id}"
+    # Starts the agent with a first prompt (`pi [messages...]`), for ``resume --in``.
+    handoff: str | None = "pi {prompt}"
 
     def read(self, path: Path, result: ReadResult, budget: Budget) -> Iterator[SourceMessage]:
         budget.check(path, "log", os.stat(path).st_size)

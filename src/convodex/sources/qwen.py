@@ -304,6 +304,9 @@ class QwenFormat:
     name = NAME
     append_only = False
     resume: str | None = "qwen --resume {id}"
+    # Starts the agent with a first prompt, for ``resume --in``:
+    # Gemini CLI's flag, kept by the fork.
+    handoff: str | None = "qwen --prompt-interactive {prompt}"
 
     def read(self, path: Path, result: ReadResult, budget: Budget) -> Iterator[SourceMessage]:
         budget.check(path, "log", os.stat(path).st_size)
