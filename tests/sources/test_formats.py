@@ -315,3 +315,13 @@ def test_the_registry_names_every_reader_by_its_own_name() -> None:
         loaded = importlib.import_module(f"convodex.sources.{module}")
         table = getattr(loaded, "FORMATS", {loaded.NAME: loaded.FORMAT})
         assert FORMATS[name] is table[name] and FORMATS[name].name == name
+
+
+def test_hand_off_commands_take_the_brief() -> None:
+    """``resume --in`` starts these agents with a first prompt, each its documented way."""
+    with_handoff = {name for name, fmt in FORMATS.items() if getattr(fmt, "handoff", None)}
+    assert {"claude_code", "codex", "gemini", "cursor", "opencode", "pi"} <= with_handoff
+    for name in with_handoff:
+        template = FORMATS[name].handoff  # type: ignore[attr-defined]
+        fields = {f for _, f, _, _ in string.Formatter().parse(template) if f is not None}
+        assert fields <= {"prompt", "file", "cwd"} and fields & {"prompt", "file"}, name
