@@ -1,8 +1,10 @@
 """Benchmark the conversation server: search latency with and without the trigram
-index, and append throughput with and without the projection.
+index, append cost with and without the projection, and a concurrent HTTP mix
+(20 writers + 20 searchers against a real `convodex server serve`) on both databases.
 
     .venv/bin/python bench/bench_server.py                 # full size (1M PG, 200k SQLite)
     .venv/bin/python bench/bench_server.py --entries 50000 --sqlite-entries 20000
+    .venv/bin/python bench/bench_server.py --only mix --mix-seconds 10
 
 PostgreSQL is a throwaway cluster started from the installed binaries (like the
 tests; fsync off). Bulk loading uses COPY, but every row's text and hash come from
@@ -12,21 +14,26 @@ the same projection functions the journal uses. Never part of pytest.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import random
 import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "server"))
 
+import httpx
 import psycopg
 from psycopg import sql
+from server_helpers import server_process  # tests/server: `convodex server serve`
 
-from convodex.server import Caller, Database, append, create_session, open_database
+from convodex.server import Caller, Database, add_account, append, create_session, open_database
 from convodex.server.db import now_micros
 from convodex.server.dialects.sqlite import SQLiteDatabase, SQLiteDialect
 from convodex.server.projection import parse_payload, payload_hash, row_text
@@ -36,6 +43,7 @@ from pg import TempPostgres  # tests/pg.py: a throwaway PostgreSQL
 RARE = "quetzalcoatlus"  # planted in ~1 entry in 10,000
 COMMON = "system"  # the most frequent vocabulary word
 MID = "harbor"  # planted in ~1 entry in 100
+TWO_CHAR = "q7"  # a 2-character query (raw JSON path), planted in ~1 entry in 1,000
 SESSION_SIZE = 100
 START = 1_700_000_000_000_000
 
@@ -66,6 +74,8 @@ def corpus(
                 text_words.insert(rng.randrange(len(text_words)), RARE)
             if rng.random() < 0.01:
                 text_words.insert(rng.randrange(len(text_words)), MID)
+            if rng.random() < 0.001:
+                text_words.insert(rng.randrange(len(text_words)), TWO_CHAR)
             text = " ".join(text_words)
             kind = seq % 5
             message: dict[str, Any]
@@ -87,9 +97,17 @@ def corpus(
             made += 1
 
 
-def load_postgres(db: Database, url: str, entries: int, accounts: int) -> float:
-    """COPY the corpus in; returns seconds. Secondary indexes are rebuilt afterwards."""
+def bench_owners(accounts: int) -> list[str]:
+    return [f"acc{a}" for a in range(accounts)]
+
+
+def load_postgres(
+    db: Database, url: str, entries: int, owners: list[str], *, new_accounts: bool = True
+) -> float:
+    """COPY the corpus in (creating the ``owners`` accounts unless they exist); returns
+    seconds. Secondary indexes are rebuilt afterwards."""
     started = time.perf_counter()
+    accounts = len(owners)
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("SET maintenance_work_mem = '1GB'")
         indexes = conn.execute(
@@ -101,11 +119,12 @@ def load_postgres(db: Database, url: str, entries: int, accounts: int) -> float:
         for name, _ in indexes:
             conn.execute(sql.SQL("DROP INDEX {}").format(sql.Identifier(name)))
         with conn.cursor() as cur:
-            with cur.copy(
-                "COPY accounts (id, name, is_admin, token_hash, created_at) FROM STDIN"
-            ) as copy:
-                for a in range(accounts):
-                    copy.write_row((f"acc{a}", f"user{a}", a == 0, f"h{a}", "2024-01-01"))
+            if new_accounts:
+                with cur.copy(
+                    "COPY accounts (id, name, is_admin, token_hash, created_at) FROM STDIN"
+                ) as copy:
+                    for a, owner in enumerate(owners):
+                        copy.write_row((owner, f"user{a}", a == 0, f"h{a}", "2024-01-01"))
             sessions = max(1, entries // SESSION_SIZE)
             with cur.copy(
                 "COPY sessions (id, owner_id, kind, title, created_at, head_seq) FROM STDIN"
@@ -114,7 +133,7 @@ def load_postgres(db: Database, url: str, entries: int, accounts: int) -> float:
                     size = SESSION_SIZE if s < sessions - 1 else entries - SESSION_SIZE * s
                     kind = "channel" if s % 10 == 9 else "personal"
                     copy.write_row(
-                        (f"s{s}", f"acc{s % accounts}", kind, f"t{s}", "2024-01-01", size)
+                        (f"s{s}", owners[s % accounts], kind, f"t{s}", "2024-01-01", size)
                     )
             cur.execute(
                 "CREATE UNLOGGED TABLE bench_texts (session_id TEXT, seq BIGINT, text TEXT)"
@@ -163,15 +182,18 @@ def load_postgres(db: Database, url: str, entries: int, accounts: int) -> float:
     return time.perf_counter() - started
 
 
-def load_sqlite(db: SQLiteDatabase, entries: int, accounts: int) -> float:
+def load_sqlite(
+    db: Database, entries: int, owners: list[str], *, new_accounts: bool = True
+) -> float:
     started = time.perf_counter()
     sessions = max(1, entries // SESSION_SIZE)
+    accounts = len(owners)
     with db.write() as tx:
-        for a in range(accounts):
+        for a, owner in enumerate(owners if new_accounts else []):
             tx.run(
                 "INSERT INTO accounts (id, name, is_admin, token_hash, created_at)"
                 " VALUES (?, ?, ?, ?, 0)",
-                (f"acc{a}", f"user{a}", a == 0, f"h{a}"),
+                (owner, f"user{a}", a == 0, f"h{a}"),
             )
         for s in range(sessions):
             size = SESSION_SIZE if s < sessions - 1 else entries - SESSION_SIZE * s
@@ -179,7 +201,7 @@ def load_sqlite(db: SQLiteDatabase, entries: int, accounts: int) -> float:
             tx.run(
                 "INSERT INTO sessions (id, owner_id, kind, title, created_at, head_seq)"
                 " VALUES (?, ?, ?, ?, 0, ?)",
-                (f"s{s}", f"acc{s % accounts}", kind, f"t{s}", size),
+                (f"s{s}", owners[s % accounts], kind, f"t{s}", size),
             )
         for _, session, seq, created, message in corpus(entries, accounts):
             text, decoded = parse_payload(message)
@@ -214,7 +236,7 @@ def time_queries(
     admin = Caller("acc0", "user0", True)
     member = Caller("acc1", "user1", False)
     results: dict[tuple[str, str], tuple[float, float, int]] = {}
-    for query in (RARE, MID, COMMON):
+    for query in (RARE, MID, COMMON, TWO_CHAR):
         for scope, caller in (("account", member), ("instance", admin)):
             search_messages(db, caller, query, 50, scope)  # warm
             samples = []
@@ -299,41 +321,149 @@ def print_appends(title: str, rates: tuple[float, float]) -> None:
     )
 
 
+async def _mix_clients(
+    base: str, writers: list[tuple[str, str]], searchers: list[str], admin: str, seconds: float
+) -> list[tuple[str, int, float]]:
+    """``(kind, status, ms)`` of every request: each writer appends to its own session
+    while each searcher cycles through the query mix, for ``seconds``."""
+    results: list[tuple[str, int, float]] = []
+    stop = time.monotonic() + seconds
+    queries = [RARE, MID, COMMON, TWO_CHAR, "zz", "harbor system"]
+
+    async def timed(kind: str, request: Any) -> None:
+        began = time.perf_counter()
+        try:
+            status = (await request).status_code
+        except httpx.HTTPError:
+            status = 0
+        results.append((kind, status, (time.perf_counter() - began) * 1000))
+
+    async def write_loop(client: httpx.AsyncClient, token: str, session: str, n: int) -> None:
+        rng = random.Random(n)
+        words = vocabulary(random.Random(7))[:400]
+        headers = {"Authorization": f"Bearer {token}"}
+        while time.monotonic() < stop:
+            text = " ".join(rng.choices(words, k=rng.randint(8, 25)))
+            payload = {"role": "user" if rng.random() < 0.5 else "assistant", "content": text}
+            url = f"/brain/sessions/{session}/entries"
+            await timed("write", client.post(url, json={"payload": payload}, headers=headers))
+
+    async def search_loop(client: httpx.AsyncClient, token: str, n: int) -> None:
+        i = n
+        while time.monotonic() < stop:
+            params = {"q": queries[i % len(queries)], "limit": "20"}
+            if i % 5 == 0:
+                params["scope"] = "instance"
+                token_used = admin
+            else:
+                token_used = token
+            headers = {"Authorization": f"Bearer {token_used}"}
+            await timed("search", client.get("/brain/search", params=params, headers=headers))
+            i += 1
+
+    limits = httpx.Limits(max_connections=len(writers) + len(searchers))
+    async with httpx.AsyncClient(base_url=base, timeout=60, limits=limits) as client:
+        await asyncio.gather(
+            *(write_loop(client, t, s, n) for n, (t, s) in enumerate(writers)),
+            *(search_loop(client, t, n) for n, t in enumerate(searchers)),
+        )
+    return results
+
+
+def concurrent_mix(db_url: str, entries: int, seconds: float, clients: int) -> None:
+    """``clients`` writers + ``clients`` searchers over HTTP against a real
+    ``convodex server serve``; prints counts by status and latency percentiles."""
+    with open_database(db_url) as db:
+        db.migrate()
+        people = [add_account(db, f"mix{n}", is_admin=n == 0) for n in range(clients)]
+        owners = [p.id for p in people]
+        if db.dialect.name == "postgresql":
+            load_postgres(db, db_url, entries, owners, new_accounts=False)
+        else:
+            load_sqlite(db, entries, owners, new_accounts=False)
+        writers = [
+            (p.token, create_session(db, p.id, title=f"mix writer {n}"))
+            for n, p in enumerate(people)
+        ]
+    tokens = [p.token for p in people]
+    with tempfile.TemporaryDirectory(prefix="cdxmix-") as tmp:
+        with server_process(db_url, Path(tmp) / "server.log") as server:
+            results = asyncio.run(_mix_clients(server.url, writers, tokens, tokens[0], seconds))
+    name = "PostgreSQL" if db_url.startswith("postgresql") else "SQLite"
+    print(
+        f"\n{name}: concurrent HTTP mix, {clients} writers + {clients} searchers for "
+        f"{seconds:g} s over {entries:,} loaded entries"
+    )
+    for kind in ("write", "search"):
+        latencies = [ms for k, _, ms in results if k == kind]
+        statuses = Counter(status for k, status, _ in results if k == kind)
+        ok = sum(n for status, n in statuses.items() if 200 <= status < 300)
+        errors = (
+            ", ".join(
+                f"{status or 'transport'}: {n}"
+                for status, n in sorted(statuses.items())
+                if not 200 <= status < 300
+            )
+            or "none"
+        )
+        p50, p95 = percentiles(latencies)
+        print(
+            f"  {kind:<7}{len(latencies):>7} requests  {len(latencies) / seconds:>6.0f}/s"
+            f"  p50 {p50:>7.1f} ms  p95 {p95:>7.1f} ms  ok {ok}  errors: {errors}"
+        )
+
+
 def bench_postgres(args: argparse.Namespace) -> None:
     with TempPostgres(settings={"shared_buffers": "1GB", "work_mem": "32MB"}) as pg:
+        if "mix" in args.only:
+            concurrent_mix(pg.create_database("mix"), args.mix_entries, args.mix_seconds, 20)
+        if not {"search", "append"} & set(args.only):
+            return
         url = pg.create_database("bench")
         with open_database(url, pool_size=2) as db:
             db.migrate()
-            seconds = load_postgres(db, url, args.entries, args.accounts)
+            seconds = load_postgres(db, url, args.entries, bench_owners(args.accounts))
             print(
-                f"PostgreSQL: loaded {args.entries:,} entries across {args.accounts:,} "
+                f"\nPostgreSQL: loaded {args.entries:,} entries across {args.accounts:,} "
                 f"accounts in {seconds:.0f}s"
             )
-            indexed = time_queries(db, args.repeat, "indexed")
-            with psycopg.connect(url, autocommit=True) as conn:
-                conn.execute("DROP INDEX search_rows_text_trgm")
-            scanned = time_queries(db, max(3, args.repeat // 4), "no index")
-            print_latency("PostgreSQL", indexed, scanned)
-            print_appends("PostgreSQL", append_rates(db, args.appends))
+            if "append" in args.only:
+                print_appends("PostgreSQL", append_rates(db, args.appends))
+            if "search" in args.only:
+                indexed = time_queries(db, args.repeat, "indexed")
+                with psycopg.connect(url, autocommit=True) as conn:
+                    conn.execute("DROP INDEX search_rows_text_trgm")
+                scanned = time_queries(db, max(3, args.repeat // 4), "no index")
+                print_latency("PostgreSQL", indexed, scanned)
 
 
 def bench_sqlite(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory(prefix="cdxbench-") as tmp:
+        if "mix" in args.only:
+            mix_url = f"sqlite:///{Path(tmp) / 'mix.sqlite'}"
+            concurrent_mix(mix_url, args.mix_entries, args.mix_seconds, 20)
+        if not {"search", "append"} & set(args.only):
+            return
         path = Path(tmp) / "server.sqlite"
         with SQLiteDatabase(path) as db:
             db.migrate()
-            seconds = load_sqlite(db, args.sqlite_entries, args.accounts)
+            seconds = load_sqlite(db, args.sqlite_entries, bench_owners(args.accounts))
             print(
                 f"\nSQLite: loaded {args.sqlite_entries:,} entries across {args.accounts:,} "
                 f"accounts in {seconds:.0f}s"
             )
+            if "append" in args.only:
+                print_appends("SQLite", append_rates(db, args.appends))
+            if "search" not in args.only:
+                return
             indexed = time_queries(db, args.repeat, "indexed")
         with SQLiteDatabase(path) as scan_db:
             scan_db.dialect = SQLiteDialect(trigram_index=False)
             scanned = time_queries(scan_db, max(3, args.repeat // 4), "no index")
         print_latency("SQLite", indexed, scanned)
-        with SQLiteDatabase(path) as db:
-            print_appends("SQLite", append_rates(db, args.appends))
+
+
+PARTS = ("mix", "append", "search")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -343,9 +473,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--accounts", type=int, default=1_000)
     parser.add_argument("--appends", type=int, default=2_000)
     parser.add_argument("--repeat", type=int, default=20, help="timed runs per query")
+    parser.add_argument("--mix-seconds", type=float, default=20.0)
+    parser.add_argument("--mix-entries", type=int, default=20_000, help="loaded before the mix")
+    parser.add_argument(
+        "--only", action="append", choices=PARTS, help="run only these parts (repeatable)"
+    )
     parser.add_argument("--skip-postgres", action="store_true")
     parser.add_argument("--skip-sqlite", action="store_true")
     args = parser.parse_args(argv)
+    args.only = tuple(args.only or PARTS)
     if not args.skip_postgres:
         bench_postgres(args)
     if not args.skip_sqlite:

@@ -26,7 +26,8 @@ from convodex.server import (
     rewrite,
     search_messages,
 )
-from convodex.server.projection import insert_row
+from convodex.server.journal import append_entry
+from convodex.server.projection import new_entry
 
 pytestmark = pytest.mark.usefixtures("tuning")
 
@@ -211,14 +212,8 @@ def test_a_failed_transaction_rolls_back_journal_and_projection(
 ) -> None:
     sid = create_session(db, people.alice.id)
     with pytest.raises(RuntimeError), db.write() as tx:
-        tx.run(
-            "INSERT INTO entries (session_id, seq, created_at, role, payload, payload_hash,"
-            " on_branch, projected) VALUES (?, 1, ?, 'user', '{}', 'h', TRUE, TRUE)",
-            (sid, tx.ts(1)),
-        )
-        row = tx.one("SELECT row_id FROM entries WHERE session_id = ?", (sid,))
-        assert row is not None
-        insert_row(tx, int(row[0]), sid, 1, 1, "rolled back words")
+        append_entry(tx, sid, new_entry(user("rolled back words"), meta=False), 1)
+        assert tx.one("SELECT COUNT(*) FROM search_rows") == (1,)
         raise RuntimeError("boom")
     assert list_entries(db, sid) == [] and _rows(db) == 0
     assert _found(db, people, "rolled back") == []

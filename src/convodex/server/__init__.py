@@ -20,13 +20,12 @@ from convodex.server.journal import (
     restore,
     rewrite,
 )
-from convodex.server.search import Hit, search_messages
+from convodex.server.search import search_messages
 
 __all__ = [
     "Caller",
     "Database",
     "Entry",
-    "Hit",
     "NewAccount",
     "Session",
     "add_account",

@@ -8,9 +8,17 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import psycopg
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolTimeout
 
-from convodex.server.db import EPOCH, Database, Dialect, Tx, like_escape, now_micros
+from convodex.server.db import (
+    EPOCH,
+    Database,
+    DatabaseUnavailable,
+    Dialect,
+    Tx,
+    like_escape,
+    now_micros,
+)
 
 
 class PostgresDialect(Dialect):
@@ -29,20 +37,21 @@ class PostgresDialect(Dialect):
             raise TypeError("expected a timestamp")
         return (value - EPOCH) // timedelta(microseconds=1)
 
-    def text_candidates(self, use_index: bool) -> tuple[str, str]:
+    def text_match(self, use_index: bool) -> str:
         # ILIKE folds case by the database's LC_CTYPE (Unicode under a UTF-8 locale).
         if not use_index:
             # ``text || ''`` is not the indexed expression: the planner must use the
             # owner or range scan it was asked for, whatever it estimates for pg_trgm.
-            return ("search_rows r", "(r.text || '') ILIKE ? ESCAPE '\\'")
-        return ("search_rows r", "r.text ILIKE ? ESCAPE '\\'")
+            return "(e.text || '') ILIKE ?"
+        return "e.text ILIKE ?"
 
     def text_params(self, query: str, use_index: bool) -> list[object]:
         return ["%" + like_escape(query) + "%"]
 
-    def raw_match(self, column: str) -> str:
-        # Under the C collation ILIKE lower-cases ASCII letters only.
-        return f"{column} COLLATE \"C\" ILIKE ? ESCAPE '\\'"
+    def raw_match(self, column: str, patterns: list[str]) -> tuple[str, list[object]]:
+        # Under the C collation ILIKE lower-cases ASCII letters only; backslash is
+        # LIKE's default escape. One array parameter keeps the statement text fixed.
+        return f'{column} COLLATE "C" ILIKE ANY (?)', [patterns]
 
 
 class PostgresDatabase(Database):
@@ -62,12 +71,22 @@ class PostgresDatabase(Database):
 
     @contextmanager
     def write(self) -> Iterator[Tx]:
-        with self.pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
+        with (
+            _translated(),
+            self.pool.connection() as conn,
+            conn.transaction(),
+            conn.cursor() as cur,
+        ):
             yield Tx(self.dialect, cur)
 
     @contextmanager
     def snapshot(self) -> Iterator[Tx]:
-        with self.pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
+        with (
+            _translated(),
+            self.pool.connection() as conn,
+            conn.transaction(),
+            conn.cursor() as cur,
+        ):
             cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             yield Tx(self.dialect, cur)
 
@@ -85,3 +104,15 @@ class PostgresDatabase(Database):
 
     def close(self) -> None:
         self.pool.close()
+
+
+@contextmanager
+def _translated() -> Iterator[None]:
+    """A pool timeout, a lost connection or a serialization failure as
+    :class:`DatabaseUnavailable` (HTTP 503): the request may be retried."""
+    try:
+        yield
+    except PoolTimeout as exc:
+        raise DatabaseUnavailable("the database is busy") from exc
+    except psycopg.OperationalError as exc:
+        raise DatabaseUnavailable("the database is unavailable") from exc
