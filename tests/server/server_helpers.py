@@ -2,33 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import signal
-import socket
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
-from pathlib import Path
 
-import httpx
 import uvicorn
 from starlette.types import ASGIApp
-
-from convodex.server import Caller
-
-
-@dataclass(frozen=True)
-class People:
-    """Two ordinary accounts and one administrator, with their tokens."""
-
-    alice: Caller
-    bob: Caller
-    admin: Caller
-    tokens: dict[str, str]
 
 
 def user(text: str) -> dict[str, object]:
@@ -73,59 +53,3 @@ def serving(app: ASGIApp) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(timeout=10)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@dataclass(frozen=True)
-class ServerProcess:
-    """A running ``convodex server serve``: its base URL and the file holding
-    everything it wrote to stdout and stderr."""
-
-    url: str
-    log: Path
-    process: subprocess.Popen[bytes]
-
-    def output(self) -> str:
-        return self.log.read_text(encoding="utf-8", errors="replace")
-
-
-@contextmanager
-def server_process(db_url: str, log: Path, *, timeout: float = 30.0) -> Iterator[ServerProcess]:
-    """Start ``convodex server serve`` (the real CLI, uvicorn on a free loopback port)
-    as a subprocess; stop it with SIGINT, as a person would with Ctrl-C."""
-    port = free_port()
-    with open(log, "wb") as out:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "convodex", "server", "serve", "--db", db_url]
-            + ["--port", str(port)],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env={**os.environ, "PYTHONWARNINGS": "ignore"},
-        )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                httpx.get(url + "/brain/search", timeout=5)
-                break
-            except httpx.TransportError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(
-                        "convodex server serve did not start:\n" + log.read_text("utf-8")
-                    ) from None
-                time.sleep(0.05)
-        yield ServerProcess(url, log, process)
-    finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import httpx
 from click.testing import CliRunner, Result
-from server_helpers import server_process
 
 from convodex.cli import main
 from convodex.server import Database, authenticate
 from convodex.server.accounts import token_hash
 from convodex.server.db import available_migrations
+from server_fixtures import server_process
 
 MIGRATIONS = sorted(available_migrations("sqlite"))
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from server_helpers import People, assistant, tool_call, user
+from server_helpers import assistant, tool_call, user
 
 from convodex.models import to_builtins
 from convodex.server import Database, append, create_session, search_messages
 from convodex.server.search import MAX_LIMIT
+from server_fixtures import People
 
 pytestmark = pytest.mark.usefixtures("tuning")
 

@@ -19,7 +19,7 @@ from convodex.errors import AccessDenied, QueryError
 from convodex.models import ServerHit
 from convodex.server.accounts import Caller
 from convodex.server.db import Database, Dialect, Tx, micros_to_iso
-from convodex.server.raw_json import like_groups
+from convodex.server.matching import like_groups
 from convodex.text.shown import shown_text, storable
 from convodex.text.snippet import find_casefold, literal_snippet
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from convodex.errors import CatalogError
 from convodex.server.db import Database, DatabaseUnavailable, Dialect, Tx, now_micros
+from convodex.server.matching import case_variants
 from convodex.sqlite import sqlite3
 
 #: how long a statement waits for another process's write lock
@@ -19,15 +20,25 @@ BUSY_TIMEOUT_MS = 5000
 WRITE_QUEUE_TIMEOUT_S = 10.0
 
 
-def _contains(text: object, needle: object) -> int:
-    """Case-insensitive literal containment with Unicode case folding.
-
-    SQLite's ``LIKE`` folds ASCII only, so the trigram candidates (which FTS5 folds
-    fully) are confirmed with the same rule the snippet uses.
-    """
-    if not isinstance(text, str) or not isinstance(needle, str):
-        return 0
-    return int(needle.lower() in text.lower())
+def glob_pattern(query: str) -> str:
+    """A case-insensitive substring GLOB for ``query``: each character becomes the class
+    of its case variants. SQLite's ``LIKE`` folds ASCII only; GLOB classes fold every
+    script and still run in C (the shown-text check then confirms each candidate)."""
+    parts = ["*"]
+    for char in query:
+        variants = sorted(case_variants(char))
+        if len(variants) == 1 and variants[0] not in "*?[":
+            parts.append(variants[0])
+            continue
+        # In a class "]" must come first, "^" must not, and "-" must come last.
+        ordered = [c for c in variants if c == "]"]
+        ordered += [c for c in variants if c not in "]^-"]
+        ordered += [c for c in variants if c == "^"] + [c for c in variants if c == "-"]
+        if ordered[0] == "^":
+            ordered.append(ordered.pop(0))
+        parts.append("[" + "".join(ordered) + "]")
+    parts.append("*")
+    return "".join(parts)
 
 
 def fts_phrase(query: str) -> str:
@@ -61,12 +72,12 @@ class SQLiteDialect(Dialect):
         )
 
     def text_match(self, use_index: bool) -> str:
-        return "convodex_contains(e.text, ?)"
+        return "e.text GLOB ?"
 
     def text_params(self, query: str, use_index: bool) -> list[object]:
         if not (use_index and self.trigram_index):
-            return [query]
-        return [fts_phrase(query), query]
+            return [glob_pattern(query)]
+        return [fts_phrase(query), glob_pattern(query)]
 
     def raw_match(self, column: str, patterns: list[str]) -> tuple[str, list[object]]:
         # LIKE folds ASCII case only.
@@ -102,7 +113,7 @@ class SQLiteDatabase(Database):
         except OSError as exc:
             raise CatalogError(f"cannot create the database file {path}: {exc.strerror}") from exc
 
-    def _connect(self) -> sqlite3.Connection:
+    def _connect(self, *, read_only: bool) -> sqlite3.Connection:
         with _translated():
             conn = sqlite3.connect(
                 str(self.path),
@@ -114,7 +125,8 @@ class SQLiteDatabase(Database):
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute("PRAGMA foreign_keys = ON")
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        conn.create_function("convodex_contains", 2, _contains, deterministic=True)
+            if read_only:
+                conn.execute("PRAGMA query_only = ON")
         return conn
 
     @contextmanager
@@ -124,7 +136,7 @@ class SQLiteDatabase(Database):
                 raise CatalogError("the database is closed")
             conn = self._idle.pop() if self._idle else None
         if conn is None:
-            conn = self._connect()
+            conn = self._connect(read_only=True)
         try:
             yield conn
         finally:
@@ -146,7 +158,7 @@ class SQLiteDatabase(Database):
             if self._closed:
                 raise CatalogError("the database is closed")
             if self._writer is None:
-                self._writer = self._connect()
+                self._writer = self._connect(read_only=False)
             yield self._writer
         finally:
             self._write_lock.release()
@@ -173,16 +185,12 @@ class SQLiteDatabase(Database):
     @contextmanager
     def snapshot(self) -> Iterator[Tx]:
         with self._reader() as conn, _translated():
-            conn.execute("PRAGMA query_only = ON")
+            # In WAL mode a read transaction sees one committed state throughout.
+            conn.execute("BEGIN")
             try:
-                # In WAL mode a read transaction sees one committed state throughout.
-                conn.execute("BEGIN")
-                try:
-                    yield Tx(self.dialect, conn.cursor())
-                finally:
-                    conn.execute("ROLLBACK")
+                yield Tx(self.dialect, conn.cursor())
             finally:
-                conn.execute("PRAGMA query_only = OFF")
+                conn.execute("ROLLBACK")
 
     def _apply_migration(self, version: int, name: str, script: str) -> None:
         with self.write() as tx:

@@ -1,4 +1,5 @@
-"""How a query's characters can appear inside raw JSON text (SPEC S3, S5).
+"""How the database narrows candidates before the shown-text check (SPEC S3, S5):
+the case variants of a query's characters and the forms they take in raw JSON.
 
 Short queries (and queries with NUL) are matched against the stored payload, the
 JSON text exactly as its writer encoded it. A standard encoder may write a
