@@ -208,10 +208,13 @@ def open_database(url: str, *, pool_size: int = 10) -> Database:
     if url.startswith(("postgresql://", "postgres://")):
         try:
             from convodex.server.dialects.postgresql import PostgresDatabase
+        except ModuleNotFoundError as exc:
+            if exc.name not in ("psycopg", "psycopg_pool"):
+                raise
+            # The lean install (SPEC X8) has no PostgreSQL driver.
+            raise ConvodexError(SERVER_EXTRA) from None
         except ImportError as exc:
-            if (exc.name or "").partition(".")[0] in ("psycopg", "psycopg_pool"):
-                # The lean install (SPEC X8) has no PostgreSQL driver.
-                raise ConvodexError(SERVER_EXTRA) from None
-            raise
+            # Installed but unusable, e.g. psycopg finds no libpq.
+            raise ConvodexError(f"PostgreSQL support is unavailable: {exc}") from None
         return PostgresDatabase(url, max_size=pool_size)
     raise QueryError("the database URL must start with sqlite:/// or postgresql://")

@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import psycopg
+from psycopg.errors import LockNotAvailable, TransactionRollback
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from convodex.server.db import (
@@ -19,6 +20,9 @@ from convodex.server.db import (
     like_escape,
     now_micros,
 )
+
+#: how long a statement waits for a lock another transaction holds
+LOCK_TIMEOUT_MS = 5000
 
 
 class PostgresDialect(Dialect):
@@ -64,7 +68,9 @@ class PostgresDatabase(Database):
             url,
             min_size=min_size,
             max_size=max_size,
-            kwargs={"autocommit": True},
+            # A write waiting this long for another transaction's lock gives up: the
+            # caller gets 503 and retries, as with SQLite's busy timeout.
+            kwargs={"autocommit": True, "options": f"-c lock_timeout={LOCK_TIMEOUT_MS}"},
             open=True,
             name="convodex-server",
         )
@@ -112,7 +118,7 @@ def _translated() -> Iterator[None]:
     :class:`DatabaseUnavailable` (HTTP 503): the request may be retried."""
     try:
         yield
-    except PoolTimeout as exc:
+    except (PoolTimeout, LockNotAvailable, TransactionRollback) as exc:
         raise DatabaseUnavailable("the database is busy") from exc
     except psycopg.OperationalError as exc:
         raise DatabaseUnavailable("the database is unavailable") from exc
