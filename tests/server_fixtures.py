@@ -108,15 +108,27 @@ class ServerProcess:
         return self.log.read_text(encoding="utf-8", errors="replace")
 
 
+def cli_command(*args: str, block_imports: tuple[str, ...] = ()) -> list[str]:
+    """The argv that runs the real ``convodex`` CLI in a fresh interpreter; modules in
+    ``block_imports`` fail to import there, as on an install without them."""
+    code = "import sys\n"
+    code += "".join(f"sys.modules[{name!r}] = None\n" for name in block_imports)
+    code += "from convodex.cli import main\nmain(sys.argv[1:], prog_name='convodex')\n"
+    return [sys.executable, "-c", code, *args]
+
+
 @contextmanager
-def server_process(db_url: str, log: Path, *, timeout: float = 30.0) -> Iterator[ServerProcess]:
+def server_process(
+    db_url: str, log: Path, *, block_imports: tuple[str, ...] = (), timeout: float = 30.0
+) -> Iterator[ServerProcess]:
     """Start ``convodex server serve`` (the real CLI, uvicorn on a free loopback port)
     as a subprocess; stop it with SIGINT, as a person would with Ctrl-C."""
     port = free_port()
     with open(log, "wb") as out:
         process = subprocess.Popen(
-            [sys.executable, "-m", "convodex", "server", "serve", "--db", db_url]
-            + ["--port", str(port)],
+            cli_command(
+                "server", "serve", "--db", db_url, "--port", str(port), block_imports=block_imports
+            ),
             stdout=out,
             stderr=subprocess.STDOUT,
             env={**os.environ, "PYTHONWARNINGS": "ignore"},

@@ -19,9 +19,9 @@ DROP TABLE search_rows;
 CREATE VIEW search_rows AS
     SELECT row_id, session_id, seq, created_at, text FROM entries WHERE text IS NOT NULL;
 
--- Trigram index over entries.text; case_sensitive 0 folds Unicode case.
+-- Trigram index over the search rows; case_sensitive 0 folds Unicode case.
 CREATE VIRTUAL TABLE search_fts USING fts5 (
-    text, content = 'entries', content_rowid = 'row_id',
+    text, content = 'search_rows', content_rowid = 'row_id',
     tokenize = 'trigram case_sensitive 0'
 );
 
@@ -42,15 +42,17 @@ WHEN new.text IS NOT NULL AND new.row_id <= (SELECT indexed_through FROM search_
 BEGIN
     INSERT INTO search_fts (rowid, text) VALUES (new.row_id, new.text);
 END;
--- CATCH_UP = 256 row ids: one batch costs about what one single-row segment did.
+-- Every 256 row ids an append indexes the rows before it (not itself: the trigger
+-- above may run after this one and must then still see it as pending).
 CREATE TRIGGER entries_text_catch_up AFTER INSERT ON entries
 WHEN new.text IS NOT NULL
     AND new.row_id >= (SELECT indexed_through FROM search_fts_state) + 256
 BEGIN
     INSERT INTO search_fts (rowid, text)
         SELECT row_id, text FROM entries
-        WHERE row_id > (SELECT indexed_through FROM search_fts_state) AND text IS NOT NULL;
-    UPDATE search_fts_state SET indexed_through = (SELECT MAX(row_id) FROM entries);
+        WHERE row_id > (SELECT indexed_through FROM search_fts_state)
+            AND row_id < new.row_id AND text IS NOT NULL;
+    UPDATE search_fts_state SET indexed_through = new.row_id - 1;
 END;
 CREATE TRIGGER entries_text_au AFTER UPDATE OF text ON entries
 WHEN old.row_id <= (SELECT indexed_through FROM search_fts_state)
