@@ -63,6 +63,11 @@ def case_variants(char: str) -> frozenset[str]:
     return frozenset(c for c in found if len(c) == 1)
 
 
+def ascii_lower(text: str) -> str:
+    """``text`` with ASCII letters lower-cased and every other character kept."""
+    return text.translate(_ASCII_LOWER)
+
+
 def _escaped(char: str) -> str:
     point = ord(char)
     if point < 0x10000:
@@ -83,7 +88,7 @@ def encoded_forms(char: str) -> list[str]:
         if variant not in '"\\' and ord(variant) >= 0x20 and not 0xD800 <= ord(variant) < 0xE000:
             written.append(variant)
         for form in written:
-            forms.setdefault(form.translate(_ASCII_LOWER), form)
+            forms.setdefault(ascii_lower(form), form)
     return sorted(forms.values())
 
 

@@ -20,6 +20,7 @@ from convodex.server.db import (
     like_escape,
     now_micros,
 )
+from convodex.server.matching import ascii_lower
 
 #: how long a statement waits for a lock another transaction holds
 LOCK_TIMEOUT_MS = 5000
@@ -53,9 +54,10 @@ class PostgresDialect(Dialect):
         return ["%" + like_escape(query) + "%"]
 
     def raw_match(self, column: str, patterns: list[str]) -> tuple[str, list[object]]:
-        # Under the C collation ILIKE lower-cases ASCII letters only; backslash is
-        # LIKE's default escape. One array parameter keeps the statement text fixed.
-        return f'{column} COLLATE "C" ILIKE ANY (?)', [patterns]
+        # Under the C collation lower() folds ASCII letters only, once per row (ILIKE
+        # would fold the text again for every pattern); backslash is LIKE's default
+        # escape. One array parameter keeps the statement text fixed.
+        return f'lower({column} COLLATE "C") LIKE ANY (?)', [[ascii_lower(p) for p in patterns]]
 
 
 class PostgresDatabase(Database):
