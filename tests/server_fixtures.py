@@ -155,3 +155,16 @@ def server_process(
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+
+
+@contextmanager
+def client_of_server(
+    db: Database, people: People, tmp_path: Path, name: str = "alice"
+) -> Iterator[tuple[ServerProcess, httpx.Client]]:
+    """A real ``convodex server serve`` over ``db`` and an HTTP client holding
+    ``name``'s token."""
+    with (
+        server_process(db.url, tmp_path / "server.log") as served,
+        httpx.Client(base_url=served.url, headers=people.auth(name), timeout=60) as http,
+    ):
+        yield served, http

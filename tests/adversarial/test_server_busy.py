@@ -16,7 +16,7 @@ import psycopg
 
 from convodex.server import Database
 from convodex.sqlite import sqlite3
-from server_fixtures import People, db, people, pg_cluster, server_process
+from server_fixtures import People, client_of_server, db, people, pg_cluster
 
 __all__ = ["db", "people", "pg_cluster"]
 
@@ -62,10 +62,7 @@ async def _mix(url: str, people: People, sessions: list[str]) -> Counter[tuple[s
 def test_concurrent_writers_and_searchers_get_no_errors_and_lose_nothing(
     db: Database, people: People, tmp_path: Path
 ) -> None:
-    with (
-        server_process(db.url, tmp_path / "server.log") as served,
-        httpx.Client(base_url=served.url, headers=people.auth("alice"), timeout=60) as http,
-    ):
+    with client_of_server(db, people, tmp_path) as (served, http):
         sessions = [
             http.post("/brain/sessions", json={"title": f"writer {n}"}).json()["id"]
             for n in range(WRITERS)
@@ -85,13 +82,13 @@ def test_concurrent_writers_and_searchers_get_no_errors_and_lose_nothing(
 def _held_write_lock(db: Database, session_id: str) -> Iterator[None]:
     """Another client holds the lock an append needs, as a long transaction would."""
     if db.dialect.name == "sqlite":
-        conn = sqlite3.connect(db.url.removeprefix("sqlite:///"), isolation_level=None)
-        conn.execute("BEGIN IMMEDIATE")
+        lite = sqlite3.connect(db.url.removeprefix("sqlite:///"), isolation_level=None)
+        lite.execute("BEGIN IMMEDIATE")
         try:
             yield
         finally:
-            conn.execute("ROLLBACK")
-            conn.close()
+            lite.execute("ROLLBACK")
+            lite.close()
         return
     with psycopg.connect(db.url) as conn:
         conn.execute("SELECT 1 FROM sessions WHERE id = %s FOR UPDATE", (session_id,))
@@ -102,10 +99,7 @@ def _held_write_lock(db: Database, session_id: str) -> Iterator[None]:
 def test_a_locked_database_is_503_with_retry_after_and_reads_go_on(
     db: Database, people: People, tmp_path: Path
 ) -> None:
-    with (
-        server_process(db.url, tmp_path / "server.log") as served,
-        httpx.Client(base_url=served.url, headers=people.auth("alice"), timeout=60) as http,
-    ):
+    with client_of_server(db, people, tmp_path) as (served, http):
         sid = http.post("/brain/sessions", json={"title": "locked"}).json()["id"]
         entries = f"/brain/sessions/{sid}/entries"
         first = {"payload": {"role": "user", "content": "before the lock"}}

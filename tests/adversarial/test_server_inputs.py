@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from convodex.server import Database
-from server_fixtures import People, db, people, pg_cluster, server_process
+from server_fixtures import People, client_of_server, db, people, pg_cluster
 
 __all__ = ["db", "people", "pg_cluster"]
 
@@ -22,10 +22,7 @@ BODY_LIMIT = 16 * 1024 * 1024
 
 @pytest.fixture
 def http(db: Database, people: People, tmp_path: Path) -> Iterator[httpx.Client]:
-    with (
-        server_process(db.url, tmp_path / "server.log") as served,
-        httpx.Client(base_url=served.url, headers=people.auth("alice"), timeout=60) as client,
-    ):
+    with client_of_server(db, people, tmp_path) as (_, client):
         yield client
 
 

@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from convodex.server import Database, append, create_session, search_messages
-from server_fixtures import People, db, people, pg_cluster, server_process
+from server_fixtures import People, client_of_server, db, people, pg_cluster
 
 __all__ = ["db", "people", "pg_cluster"]
 
@@ -34,11 +34,8 @@ PROJECTED_CASES = ("AZ m", "a/b", "čas", "ČAS", "Čas", "b\th", "🎉 p", '"hi
 
 @pytest.fixture
 def served(db: Database, people: People, tmp_path: Path) -> Iterator[httpx.Client]:
-    with (
-        server_process(db.url, tmp_path / "server.log") as server,
-        httpx.Client(base_url=server.url, headers=people.auth("alice"), timeout=60) as http,
-    ):
-        yield http
+    with client_of_server(db, people, tmp_path) as (_, client):
+        yield client
 
 
 def _snippets(http: httpx.Client, query: str) -> list[str]:

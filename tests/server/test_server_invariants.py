@@ -88,7 +88,9 @@ def test_derived_state_matches_the_journal(
             " WHERE session_id = ?",
             (sid,),
         )
-        rows = dict(tx.all("SELECT seq, text FROM search_rows WHERE session_id = ?", (sid,)))
+        rows: dict[int, str] = dict(
+            tx.all("SELECT seq, text FROM search_rows WHERE session_id = ?", (sid,))
+        )
     assert head_row is not None
     assert sorted(int(e[0]) for e in entries) == sorted(seqs)
     parent = {int(e[0]): e[1] for e in entries}
