@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import random
 import statistics
 import sys
@@ -340,6 +341,12 @@ async def _mix_clients(
     return results
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds a process has used so far (Linux ``/proc``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def concurrent_mix(db_url: str, entries: int, seconds: float, clients: int) -> None:
     """``clients`` writers + ``clients`` searchers over HTTP against a real
     ``convodex server serve``; prints counts by status and latency percentiles."""
@@ -358,11 +365,16 @@ def concurrent_mix(db_url: str, entries: int, seconds: float, clients: int) -> N
     tokens = [p.token for p in people]
     with tempfile.TemporaryDirectory(prefix="cdxmix-") as tmp:
         with server_process(db_url, Path(tmp) / "server.log") as server:
+            server_cpu = cpu_seconds(server.process.pid)
+            client_cpu = time.process_time()
             results = asyncio.run(_mix_clients(server.url, writers, tokens, tokens[0], seconds))
+            server_cpu = cpu_seconds(server.process.pid) - server_cpu
+            client_cpu = time.process_time() - client_cpu
     name = "PostgreSQL" if db_url.startswith("postgresql") else "SQLite"
     print(
         f"\n{name}: concurrent HTTP mix, {clients} writers + {clients} searchers for "
-        f"{seconds:g} s over {entries:,} loaded entries"
+        f"{seconds:g} s over {entries:,} loaded entries; CPU used: server "
+        f"{server_cpu / len(results) * 1000:.1f} ms per request, client {client_cpu:.1f} s"
     )
     for kind in ("write", "search"):
         latencies = [ms for k, _, ms in results if k == kind]

@@ -15,10 +15,13 @@ from contextlib import AbstractContextManager
 from datetime import UTC, datetime, timedelta
 from importlib import resources
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from convodex import config
 from convodex.errors import CatalogError, ConvodexError, QueryError
+
+if TYPE_CHECKING:
+    from convodex.server.matching import LikeGroup
 
 Row = tuple[Any, ...]
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -81,9 +84,9 @@ class Dialect(ABC):
         """Parameters for :meth:`text_source` and :meth:`text_match`, in that order."""
 
     @abstractmethod
-    def raw_match(self, column: str, patterns: list[str]) -> tuple[str, list[object]]:
+    def raw_match(self, column: str, group: LikeGroup) -> tuple[str, list[object]]:
         """A predicate and its parameters: ``column`` (raw JSON) matches any of the
-        ``LIKE`` ``patterns`` (escaped with ``\\``), folding ASCII case only."""
+        group's ``LIKE`` patterns (escaped with ``\\``), folding ASCII case only."""
 
 
 class Tx:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+from typing import NamedTuple
 
 from convodex.server.db import like_escape
 
@@ -92,12 +93,24 @@ def encoded_forms(char: str) -> list[str]:
     return sorted(forms.values())
 
 
-def like_groups(query: str) -> list[list[str]]:
+#: what every ``\\uXXXX`` form contains: payloads without it need only the other forms
+UNICODE_ESCAPE = "\\u"
+
+
+class LikeGroup(NamedTuple):
+    """Alternative LIKE patterns for one piece of a query: ``plain`` ones, and those
+    with a ``\\uXXXX`` form, worth trying only on payloads that contain ``\\u``."""
+
+    plain: list[str]
+    escaped: list[str]
+
+
+def like_groups(query: str) -> list[LikeGroup]:
     """LIKE patterns for ``query`` in raw JSON, as groups that must all match (AND),
-    each a list of alternatives (OR). A query whose combinations fit in
+    each a set of alternatives (OR). A query whose combinations fit in
     ``MAX_PATTERNS`` is one group of exact patterns; a longer one is split into
     consecutive pieces, which keeps the filter a superset of the true matches."""
-    groups: list[list[str]] = []
+    groups: list[LikeGroup] = []
     piece: list[list[str]] = []
     combos = 1
     for char in query:
@@ -112,5 +125,10 @@ def like_groups(query: str) -> list[list[str]]:
     return groups
 
 
-def _patterns(piece: list[list[str]]) -> list[str]:
-    return ["%" + like_escape("".join(combo)) + "%" for combo in itertools.product(*piece)]
+def _patterns(piece: list[list[str]]) -> LikeGroup:
+    group = LikeGroup([], [])
+    for combo in itertools.product(*piece):
+        text = "".join(combo)
+        target = group.escaped if UNICODE_ESCAPE in text else group.plain
+        target.append("%" + like_escape(text) + "%")
+    return group

@@ -58,6 +58,8 @@ class Candidate(NamedTuple):
     owner_id: str
     #: 1 when the candidate passed the branch, fork and shown-entry checks
     eligible: int
+    #: raw path only: on the row that ends a window, how many entries it examined
+    examined: int = 0
 
 
 def _columns(body: str = "e.text", raw: str = "0", ok: str = "1") -> str:
@@ -106,8 +108,8 @@ def _raw_filter(dialect: Dialect, column: str, query: str) -> tuple[str, list[ob
     """``column`` (raw JSON) may contain ``query`` in some JSON encoding."""
     parts: list[str] = []
     params: list[object] = []
-    for patterns in like_groups(query):
-        sql, group_params = dialect.raw_match(column, patterns)
+    for group in like_groups(query):
+        sql, group_params = dialect.raw_match(column, group)
         parts.append(sql)
         params += group_params
     return "(" + " AND ".join(parts) + ")", params
@@ -177,20 +179,40 @@ def _projected_query(
 def _raw_query(
     dialect: Dialect, caller: Caller, query: str, scope: str, cursor: Key | None
 ) -> tuple[str, list[object]]:
-    """The next ``RAW_WINDOW`` entries in scope, newest first, each with its payload
-    when the payload may contain ``query`` (else ``NULL``): the database examines at
-    most that many raw candidates per round trip, whatever the query matches."""
-    scope_sql, scope_params = _scope_sql(scope, caller)
+    """The next ``RAW_WINDOW`` entries in scope, newest first: the database examines
+    that many raw candidates per round trip, whatever the query matches, and returns
+    those whose payload may contain ``query``, then one row marking where the window
+    ended (no body, ``examined`` = the window's size) for the next cursor.
+
+    In instance scope the window is read from the entries' own newest-first index
+    alone (sessions are joined afterwards), so no planner can choose to sort the whole
+    journal; in account scope it goes through the owner's sessions."""
     range_sql, range_params = _range_sql(cursor, None)
-    raw_sql, raw_params = _raw_filter(dialect, "e.payload", query)
-    sql = (
-        f"SELECT e.row_id, e.created_at, e.session_id, e.seq,"
-        f" CASE WHEN {raw_sql} THEN e.payload END, 1, e.role, e.title, e.owner_id, 1"
-        " FROM (SELECT e.row_id, e.created_at, e.session_id, e.seq, e.payload, e.role,"
-        " s.title, s.owner_id FROM entries e JOIN sessions s ON s.id = e.session_id"
-        f" WHERE {_SHOWN_ENTRY}{scope_sql}{range_sql}{_ORDER} LIMIT ?) e{_ORDER}"
+    raw_sql, raw_params = _raw_filter(dialect, "w.payload", query)
+    window = "SELECT e.row_id, e.created_at, e.session_id, e.seq, e.payload, e.role"
+    if scope == "instance":
+        window += f" FROM entries e WHERE {_SHOWN} AND e.on_branch{range_sql}"
+        window_params = range_params
+    else:
+        scope_sql, scope_params = _scope_sql(scope, caller)
+        window += " FROM entries e JOIN sessions s ON s.id = e.session_id"
+        window += f" WHERE {_SHOWN_ENTRY}{scope_sql}{range_sql}"
+        window_params = scope_params + range_params
+    columns = (
+        "w.row_id, w.created_at, w.session_id, w.seq, {body}, 1, w.role, s.title, s.owner_id,"
+        " CASE WHEN s.fork_state = 'complete' THEN {ok} ELSE 0 END, {examined}"
     )
-    return sql, raw_params + scope_params + range_params + [RAW_WINDOW]
+    sql = (
+        f"WITH w AS ({window}{_ORDER} LIMIT ?)"
+        f" SELECT {columns.format(body='w.payload', ok='1', examined='0')}"
+        f" FROM w JOIN sessions s ON s.id = w.session_id WHERE {raw_sql}"
+        " UNION ALL"
+        f" SELECT {columns.format(body='NULL', ok='0', examined='(SELECT COUNT(*) FROM w)')}"
+        " FROM (SELECT * FROM w ORDER BY created_at, row_id LIMIT 1) w"
+        " JOIN sessions s ON s.id = w.session_id"
+        " ORDER BY 2 DESC, 1 DESC"
+    )
+    return sql, window_params + [RAW_WINDOW] + raw_params
 
 
 def _scope_rows(tx: Tx, caller: Caller, scope: str, cap: int) -> int:
@@ -285,7 +307,7 @@ def _raw_search(
         found.take(rows)
         if on_page is not None:
             on_page()
-        if len(rows) < RAW_WINDOW:
+        if max((Candidate(*row).examined for row in rows), default=0) < RAW_WINDOW:
             return
 
 

@@ -14,6 +14,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import anyio
 import msgspec
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -42,6 +43,9 @@ MAX_LIMIT = 200
 MAX_BODY_BYTES = 16 * 1024 * 1024
 #: the deepest nesting of arrays and objects accepted in a request body (400 beyond)
 MAX_BODY_DEPTH = 64
+#: searches running at once; more would only contend for the cores and the GIL, and
+#: slow the writes (which then hold SQLite's one write connection longer)
+SEARCH_THREADS = 4
 
 _endpoint = json_errors(log)
 
@@ -174,13 +178,14 @@ async def search(request: Request) -> Response:
     except ValueError:
         raise QueryError("limit must be an integer") from None
     limit = min(limit, MAX_LIMIT)
-    hits = await run_in_threadpool(
-        search_messages,
-        request.app.state.db,
-        caller,
-        params.get("q", ""),
-        limit,
-        params.get("scope") or "account",
+    state = request.app.state
+    if getattr(state, "search_limiter", None) is None:
+        state.search_limiter = anyio.CapacityLimiter(SEARCH_THREADS)
+    hits = await anyio.to_thread.run_sync(
+        lambda: search_messages(
+            state.db, caller, params.get("q", ""), limit, params.get("scope") or "account"
+        ),
+        limiter=state.search_limiter,
     )
     return Response(models.encode({"hits": hits}), media_type="application/json")
 

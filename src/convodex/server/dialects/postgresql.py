@@ -20,7 +20,7 @@ from convodex.server.db import (
     like_escape,
     now_micros,
 )
-from convodex.server.matching import ascii_lower
+from convodex.server.matching import UNICODE_ESCAPE, LikeGroup, ascii_lower
 
 #: how long a statement waits for a lock another transaction holds
 LOCK_TIMEOUT_MS = 5000
@@ -53,11 +53,20 @@ class PostgresDialect(Dialect):
     def text_params(self, query: str, use_index: bool) -> list[object]:
         return ["%" + like_escape(query) + "%"]
 
-    def raw_match(self, column: str, patterns: list[str]) -> tuple[str, list[object]]:
-        # Under the C collation lower() folds ASCII letters only, once per row (ILIKE
-        # would fold the text again for every pattern); backslash is LIKE's default
-        # escape. One array parameter keeps the statement text fixed.
-        return f'lower({column} COLLATE "C") LIKE ANY (?)', [[ascii_lower(p) for p in patterns]]
+    def raw_match(self, column: str, group: LikeGroup) -> tuple[str, list[object]]:
+        # Under the C collation lower() folds ASCII letters only (ILIKE would fold the
+        # text again for every pattern); backslash is LIKE's default escape; array
+        # parameters keep the statement text fixed. Most payloads hold no \u escape,
+        # so the escaped forms are tried only on those that do.
+        low = f'lower({column} COLLATE "C")'
+        return (
+            f"({low} LIKE ANY (?) OR (strpos({column}, ?) > 0 AND {low} LIKE ANY (?)))",
+            [
+                [ascii_lower(p) for p in group.plain],
+                UNICODE_ESCAPE,
+                [ascii_lower(p) for p in group.escaped],
+            ],
+        )
 
 
 class PostgresDatabase(Database):

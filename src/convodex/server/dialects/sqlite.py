@@ -11,7 +11,7 @@ from typing import Any
 
 from convodex.errors import CatalogError
 from convodex.server.db import Database, DatabaseUnavailable, Dialect, Tx, now_micros
-from convodex.server.matching import case_variants
+from convodex.server.matching import UNICODE_ESCAPE, LikeGroup, case_variants
 from convodex.sqlite import sqlite3
 
 #: how long a statement waits for another process's write lock
@@ -79,10 +79,18 @@ class SQLiteDialect(Dialect):
             return [glob_pattern(query)]
         return [fts_phrase(query), glob_pattern(query)]
 
-    def raw_match(self, column: str, patterns: list[str]) -> tuple[str, list[object]]:
-        # LIKE folds ASCII case only.
-        sql = " OR ".join(f"{column} LIKE ? ESCAPE '\\'" for _ in patterns)
-        return f"({sql})", list(patterns)
+    def raw_match(self, column: str, group: LikeGroup) -> tuple[str, list[object]]:
+        # LIKE folds ASCII case only. Most payloads hold no \u escape at all, so the
+        # escaped forms are tried only on those that do.
+        def any_of(patterns: list[str]) -> str:
+            return " OR ".join(f"{column} LIKE ? ESCAPE '\\'" for _ in patterns) or "FALSE"
+
+        sql = f"({any_of(group.plain)}"
+        params: list[object] = [*group.plain]
+        if group.escaped:
+            sql += f" OR (instr({column}, ?) > 0 AND ({any_of(group.escaped)}))"
+            params += [UNICODE_ESCAPE, *group.escaped]
+        return sql + ")", params
 
 
 class SQLiteDatabase(Database):
