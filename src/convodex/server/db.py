@@ -56,6 +56,9 @@ class Dialect(ABC):
     name: str
     #: appended to a SELECT that must lock the session row for the transaction
     for_update: str = ""
+    #: appended to a subquery the planner must evaluate on its own, before the query
+    #: around it (SQLite already does)
+    fence: str = ""
 
     def sql(self, text: str) -> str:
         """Translate ``?`` placeholders to the driver's style."""

@@ -147,12 +147,22 @@ def _projected_query(
             " LIMIT ?) e JOIN sessions s ON s.id = e.session_id"
         )
         params += match_params + range_params + [plan.size]
-    else:
+    elif plan.use_index:
         parts.append(
             f"SELECT {_columns()} FROM {source} JOIN sessions s ON s.id = e.session_id"
             f" WHERE {match} AND {_SHOWN_ENTRY}{scope_sql}{range_sql}"
         )
         params += match_params + scope_params + range_params
+    else:
+        # A scan: the rows in scope first, then the text match on those alone (a
+        # planner left to itself may match the text of every entry before the join).
+        parts.append(
+            f"SELECT {_columns()} FROM (SELECT e.* FROM entries e JOIN sessions s"
+            f" ON s.id = e.session_id WHERE e.text IS NOT NULL AND {_SHOWN_ENTRY}{scope_sql}"
+            f"{range_sql}{dialect.fence}) e JOIN sessions s ON s.id = e.session_id"
+            f" WHERE {match}"
+        )
+        params += scope_params + range_params + match_params
     if scope == "instance":
         # Historical channel journals can predate the projection: match their raw JSON.
         raw_sql, raw_params = _raw_filter(dialect, "e.payload", query)
@@ -216,14 +226,24 @@ def _raw_query(
 
 
 def _scope_rows(tx: Tx, caller: Caller, scope: str, cap: int) -> int:
-    """How many search rows the scope holds, counted up to ``cap``."""
-    scope_sql, scope_params = _scope_sql(scope, caller)
-    row = tx.one(
-        "SELECT COUNT(*) FROM (SELECT 1 FROM entries e JOIN sessions s ON s.id = e.session_id"
-        f" WHERE e.text IS NOT NULL AND {_SHOWN}{scope_sql} LIMIT ?) c",
-        [*scope_params, cap],
-    )
-    return int(row[0]) if row is not None else 0
+    """About how many search rows the scope holds, counted up to ``cap``.
+
+    In account scope the owner's sessions' head positions stand in for their entries:
+    one index lookup instead of a join over every entry, close enough to choose a plan.
+    """
+    if scope == "account":
+        scope_sql, scope_params = _scope_sql(scope, caller)
+        row = tx.one(
+            f"SELECT COALESCE(SUM(head_seq), 0) FROM sessions s WHERE TRUE{scope_sql}",
+            scope_params,
+        )
+    else:
+        row = tx.one(
+            "SELECT COUNT(*) FROM (SELECT 1 FROM entries e"
+            f" WHERE e.text IS NOT NULL AND {_SHOWN} LIMIT ?) c",
+            (cap,),
+        )
+    return min(int(row[0]), cap) if row is not None else 0
 
 
 def _window_boundary(tx: Tx, window: int) -> Key | None:

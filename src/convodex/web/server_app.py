@@ -45,7 +45,7 @@ MAX_BODY_BYTES = 16 * 1024 * 1024
 MAX_BODY_DEPTH = 64
 #: searches running at once; more would only contend for the cores and the GIL, and
 #: slow the writes (which then hold SQLite's one write connection longer)
-SEARCH_THREADS = 4
+SEARCH_THREADS = 8
 
 _endpoint = json_errors(log)
 

@@ -29,6 +29,7 @@ LOCK_TIMEOUT_MS = 5000
 class PostgresDialect(Dialect):
     name = "postgresql"
     for_update = " FOR UPDATE"
+    fence = " OFFSET 0"
 
     def sql(self, text: str) -> str:
         # The shared SQL never contains a literal %, so this translation is exact.

@@ -10,7 +10,14 @@ from pathlib import Path
 from typing import Any
 
 from convodex.errors import CatalogError
-from convodex.server.db import Database, DatabaseUnavailable, Dialect, Tx, now_micros
+from convodex.server.db import (
+    Database,
+    DatabaseUnavailable,
+    Dialect,
+    Tx,
+    like_escape,
+    now_micros,
+)
 from convodex.server.matching import UNICODE_ESCAPE, LikeGroup, case_variants
 from convodex.sqlite import sqlite3
 
@@ -39,6 +46,17 @@ def glob_pattern(query: str) -> str:
         parts.append("[" + "".join(ordered) + "]")
     parts.append("*")
     return "".join(parts)
+
+
+def like_prefilter(query: str) -> str:
+    """A LIKE pattern that every text the GLOB accepts also matches, and that SQLite
+    checks several times faster than GLOB classes: a character whose case variants
+    are all ASCII is itself (LIKE folds ASCII case), any other is ``_``."""
+    parts = []
+    for char in query:
+        plain = all(variant.isascii() for variant in case_variants(char))
+        parts.append(like_escape(char) if plain else "_")
+    return "%" + "".join(parts) + "%"
 
 
 def fts_phrase(query: str) -> str:
@@ -72,12 +90,13 @@ class SQLiteDialect(Dialect):
         )
 
     def text_match(self, use_index: bool) -> str:
-        return "e.text GLOB ?"
+        return "e.text LIKE ? ESCAPE '\\' AND e.text GLOB ?"
 
     def text_params(self, query: str, use_index: bool) -> list[object]:
+        match: list[object] = [like_prefilter(query), glob_pattern(query)]
         if not (use_index and self.trigram_index):
-            return [glob_pattern(query)]
-        return [fts_phrase(query), glob_pattern(query)]
+            return match
+        return [fts_phrase(query), *match]
 
     def raw_match(self, column: str, group: LikeGroup) -> tuple[str, list[object]]:
         # LIKE folds ASCII case only. Most payloads hold no \u escape at all, so the
