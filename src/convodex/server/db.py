@@ -59,6 +59,9 @@ class Dialect(ABC):
     #: appended to a subquery the planner must evaluate on its own, before the query
     #: around it (SQLite already does)
     fence: str = ""
+    #: searches worth running at once: more only contend for the cores (and, when the
+    #: search runs in this process, the GIL) and slow the writes down
+    concurrent_searches: int = 4
 
     def sql(self, text: str) -> str:
         """Translate ``?`` placeholders to the driver's style."""

@@ -43,9 +43,6 @@ MAX_LIMIT = 200
 MAX_BODY_BYTES = 16 * 1024 * 1024
 #: the deepest nesting of arrays and objects accepted in a request body (400 beyond)
 MAX_BODY_DEPTH = 64
-#: searches running at once; more would only contend for the cores and the GIL, and
-#: slow the writes (which then hold SQLite's one write connection longer)
-SEARCH_THREADS = 8
 
 _endpoint = json_errors(log)
 
@@ -180,7 +177,9 @@ async def search(request: Request) -> Response:
     limit = min(limit, MAX_LIMIT)
     state = request.app.state
     if getattr(state, "search_limiter", None) is None:
-        state.search_limiter = anyio.CapacityLimiter(SEARCH_THREADS)
+        # Searches beyond the dialect's useful concurrency wait here, so writes (which
+        # hold SQLite's one write connection) are not starved of the CPU.
+        state.search_limiter = anyio.CapacityLimiter(state.db.dialect.concurrent_searches)
     hits = await anyio.to_thread.run_sync(
         lambda: search_messages(
             state.db, caller, params.get("q", ""), limit, params.get("scope") or "account"

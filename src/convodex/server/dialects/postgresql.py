@@ -30,6 +30,8 @@ class PostgresDialect(Dialect):
     name = "postgresql"
     for_update = " FOR UPDATE"
     fence = " OFFSET 0"
+    # A search mostly waits for the database server, not for this process.
+    concurrent_searches = 8
 
     def sql(self, text: str) -> str:
         # The shared SQL never contains a literal %, so this translation is exact.
