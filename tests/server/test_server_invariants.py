@@ -91,7 +91,9 @@ def test_derived_state_matches_the_journal(
         rows: dict[int, str] = dict(
             tx.all("SELECT seq, text FROM search_rows WHERE session_id = ?", (sid,))
         )
+        owners = tx.all("SELECT DISTINCT personal_owner FROM entries WHERE session_id = ?", (sid,))
     assert head_row is not None
+    assert owners in ([], [(people.alice.id,)])
     assert sorted(int(e[0]) for e in entries) == sorted(seqs)
     parent = {int(e[0]): e[1] for e in entries}
     chain: set[int] = set()

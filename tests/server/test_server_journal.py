@@ -9,6 +9,7 @@ from server_helpers import assistant, tool_result, user
 
 from convodex.errors import AccessDenied, Conflict, NotFound, QueryError
 from convodex.server import (
+    Caller,
     Database,
     append,
     begin_fork,
@@ -195,6 +196,30 @@ def test_fork_keeps_the_active_branch(db: Database, people: People) -> None:
     fork_id = fork(db, sid, batch_size=1)
     found = {h.seq for h in search_messages(db, people.alice, "branchy") if h.session_id == fork_id}
     assert found == {1, 3}
+
+
+def test_a_fork_or_rekey_to_another_owner_moves_what_each_account_finds(
+    db: Database, people: People
+) -> None:
+    sid = create_session(db, people.alice.id)
+    append(db, sid, user("ownerword note"))
+
+    def found(caller: Caller) -> dict[str, set[str]]:
+        # A projected query and a raw-JSON one (the latter reads the owner's index).
+        return {
+            q: {h.session_id for h in search_messages(db, caller, q)} for q in ("ownerword", "rw")
+        }
+
+    fork_id = fork(db, sid, owner_id=people.bob.id)
+    assert found(people.alice) == {"ownerword": {sid}, "rw": {sid}}
+    assert found(people.bob) == {"ownerword": {fork_id}, "rw": {fork_id}}
+    rekey(db, fork_id, owner_id=people.alice.id)
+    assert found(people.bob) == {"ownerword": set(), "rw": set()}
+    assert found(people.alice) == {"ownerword": {sid, fork_id}, "rw": {sid, fork_id}}
+    rekey(db, sid, kind="channel")
+    assert found(people.alice) == {"ownerword": {fork_id}, "rw": {fork_id}}
+    rekey(db, sid, kind="personal")
+    assert found(people.alice) == {"ownerword": {sid, fork_id}, "rw": {sid, fork_id}}
 
 
 def test_meta_tool_results_and_blank_text_get_no_rows(db: Database, people: People) -> None:

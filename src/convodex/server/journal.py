@@ -89,6 +89,11 @@ def _session(tx: Tx, row: tuple[Any, ...]) -> Session:
     )
 
 
+def _personal_owner(owner_id: str, kind: str) -> str | None:
+    """What ``entries.personal_owner`` holds for a session's entries."""
+    return owner_id if kind == "personal" else None
+
+
 def _check_owner(caller: Caller | None, owner_id: str) -> None:
     if caller is not None and not caller.is_admin and caller.id != owner_id:
         raise AccessDenied("this session belongs to another account")
@@ -271,8 +276,8 @@ def append_entry(
     extends_head = parent == head
     tx.run(
         "INSERT INTO entries (session_id, seq, created_at, parent_seq, role, payload,"
-        " payload_hash, meta, discarded, on_branch, projected, text)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, FALSE, ?, TRUE, ?)",
+        " payload_hash, meta, discarded, on_branch, projected, text, personal_owner)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, FALSE, ?, TRUE, ?, ?)",
         (
             session_id,
             seq,
@@ -284,6 +289,7 @@ def append_entry(
             entry.meta,
             extends_head,
             entry.text,
+            _personal_owner(session.owner_id, session.kind),
         ),
     )
     tx.run("UPDATE sessions SET head_seq = ? WHERE id = ?", (seq, session_id))
@@ -382,10 +388,16 @@ def rekey(
         if owner_id is not None:
             _require_account(tx, owner_id)
         # Entries (and so their search rows) follow the id through ON UPDATE CASCADE.
+        new_owner, new_kind = owner_id or session.owner_id, kind or session.kind
         tx.run(
             "UPDATE sessions SET id = ?, owner_id = ?, kind = ? WHERE id = ?",
-            (target, owner_id or session.owner_id, kind or session.kind, session_id),
+            (target, new_owner, new_kind, session_id),
         )
+        if (new_owner, new_kind) != (session.owner_id, session.kind):
+            tx.run(
+                "UPDATE entries SET personal_owner = ? WHERE session_id = ?",
+                (_personal_owner(new_owner, new_kind), target),
+            )
         if target != session_id:
             tx.run(
                 "UPDATE sessions SET forked_from = ? WHERE forked_from = ?", (target, session_id)
@@ -439,11 +451,17 @@ def copy_fork_batch(db: Database, fork_id: str, *, batch_size: int = FORK_BATCH)
             return 0
         copied = tx.run(
             "INSERT INTO entries (session_id, seq, created_at, parent_seq, role, payload,"
-            " payload_hash, meta, discarded, on_branch, projected, text)"
+            " payload_hash, meta, discarded, on_branch, projected, text, personal_owner)"
             " SELECT ?, seq, created_at, parent_seq, role, payload, payload_hash, meta,"
-            " discarded, on_branch, projected, text FROM entries"
+            " discarded, on_branch, projected, text, ? FROM entries"
             " WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?",
-            (fork_id, fork.forked_from, after, batch_size),
+            (
+                fork_id,
+                _personal_owner(fork.owner_id, fork.kind),
+                fork.forked_from,
+                after,
+                batch_size,
+            ),
         )
         return max(copied, 0)
 

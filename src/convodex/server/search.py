@@ -82,8 +82,21 @@ def uses_projection(query: str) -> bool:
 
 
 def _scope_sql(scope: str, caller: Caller) -> tuple[str, list[object]]:
+    """Conditions on ``e`` (entries) and ``s`` (their sessions) for the scope. In account
+    scope ``e.personal_owner`` lets the owner's index drive the read; the session's own
+    owner and kind decide (the index supplies candidates and grants no access)."""
     if scope == "account":
-        return " AND s.owner_id = ? AND s.kind = 'personal'", [caller.id]
+        return (
+            " AND e.personal_owner = ? AND s.owner_id = ? AND s.kind = 'personal'",
+            [caller.id, caller.id],
+        )
+    return "", []
+
+
+def _scope_entries(scope: str, caller: Caller) -> tuple[str, list[object]]:
+    """The part of :func:`_scope_sql` on ``e`` alone, to drive a read from an index."""
+    if scope == "account":
+        return " AND e.personal_owner = ?", [caller.id]
     return "", []
 
 
@@ -194,35 +207,34 @@ def _raw_query(
     those whose payload may contain ``query``, then one row marking where the window
     ended (no body, ``examined`` = the window's size) for the next cursor.
 
-    In instance scope the window is read from the entries' own newest-first index
-    alone (sessions are joined afterwards), so no planner can choose to sort the whole
-    journal; in account scope it goes through the owner's sessions."""
+    The window is read from a newest-first index of the entries alone — the instance's,
+    or the owner's in account scope — and sessions are joined afterwards, so no planner
+    can choose to sort the whole scope for every window."""
     range_sql, range_params = _range_sql(cursor, None)
-    raw_sql, raw_params = _raw_filter(dialect, "w.payload", query)
-    window = "SELECT e.row_id, e.created_at, e.session_id, e.seq, e.payload, e.role"
-    if scope == "instance":
-        window += f" FROM entries e WHERE {_SHOWN} AND e.on_branch{range_sql}"
-        window_params = range_params
-    else:
-        scope_sql, scope_params = _scope_sql(scope, caller)
-        window += " FROM entries e JOIN sessions s ON s.id = e.session_id"
-        window += f" WHERE {_SHOWN_ENTRY}{scope_sql}{range_sql}"
-        window_params = scope_params + range_params
+    raw_sql, raw_params = _raw_filter(dialect, "e.payload", query)
+    entries_sql, entries_params = _scope_entries(scope, caller)
+    check_sql, check_params = _scope_sql(scope, caller)
+    window = (
+        "SELECT e.row_id, e.created_at, e.session_id, e.seq, e.payload, e.role,"
+        f" e.personal_owner FROM entries e WHERE {_SHOWN} AND e.on_branch{entries_sql}"
+        f"{range_sql}"
+    )
+    eligible = f"CASE WHEN s.fork_state = 'complete'{check_sql} THEN 1 ELSE 0 END"
     columns = (
-        "w.row_id, w.created_at, w.session_id, w.seq, {body}, 1, w.role, s.title, s.owner_id,"
-        " CASE WHEN s.fork_state = 'complete' THEN {ok} ELSE 0 END, {examined}"
+        "e.row_id, e.created_at, e.session_id, e.seq, {body}, 1, e.role, s.title, s.owner_id,"
+        " {ok}, {examined}"
     )
     sql = (
         f"WITH w AS ({window}{_ORDER} LIMIT ?)"
-        f" SELECT {columns.format(body='w.payload', ok='1', examined='0')}"
-        f" FROM w JOIN sessions s ON s.id = w.session_id WHERE {raw_sql}"
+        f" SELECT {columns.format(body='e.payload', ok=eligible, examined='0')}"
+        f" FROM w e JOIN sessions s ON s.id = e.session_id WHERE {raw_sql}"
         " UNION ALL"
         f" SELECT {columns.format(body='NULL', ok='0', examined='(SELECT COUNT(*) FROM w)')}"
-        " FROM (SELECT * FROM w ORDER BY created_at, row_id LIMIT 1) w"
-        " JOIN sessions s ON s.id = w.session_id"
+        " FROM (SELECT * FROM w ORDER BY created_at, row_id LIMIT 1) e"
+        " JOIN sessions s ON s.id = e.session_id"
         " ORDER BY 2 DESC, 1 DESC"
     )
-    return sql, window_params + [RAW_WINDOW] + raw_params
+    return sql, entries_params + range_params + [RAW_WINDOW] + check_params + raw_params
 
 
 def _scope_rows(tx: Tx, caller: Caller, scope: str, cap: int) -> int:
@@ -232,10 +244,10 @@ def _scope_rows(tx: Tx, caller: Caller, scope: str, cap: int) -> int:
     one index lookup instead of a join over every entry, close enough to choose a plan.
     """
     if scope == "account":
-        scope_sql, scope_params = _scope_sql(scope, caller)
         row = tx.one(
-            f"SELECT COALESCE(SUM(head_seq), 0) FROM sessions s WHERE TRUE{scope_sql}",
-            scope_params,
+            "SELECT COALESCE(SUM(head_seq), 0) FROM sessions"
+            " WHERE owner_id = ? AND kind = 'personal'",
+            (caller.id,),
         )
     else:
         row = tx.one(
@@ -246,12 +258,14 @@ def _scope_rows(tx: Tx, caller: Caller, scope: str, cap: int) -> int:
     return min(int(row[0]), cap) if row is not None else 0
 
 
-def _window_boundary(tx: Tx, window: int) -> Key | None:
-    """The key of the ``window``-th newest search row, or ``None`` if there are fewer."""
+def _window_boundary(tx: Tx, caller: Caller, scope: str, window: int) -> Key | None:
+    """The key of the scope's ``window``-th newest search row (through the owner's
+    index in account scope), or ``None`` if there are fewer."""
+    entries_sql, entries_params = _scope_entries(scope, caller)
     row = tx.one(
         f"SELECT e.created_at, e.row_id FROM entries e WHERE {_SHOWN} AND e.text IS NOT NULL"
-        f"{_ORDER} LIMIT 1 OFFSET ?",
-        (window - 1,),
+        f"{entries_sql}{_ORDER} LIMIT 1 OFFSET ?",
+        [*entries_params, window - 1],
     )
     return None if row is None else (row[0], int(row[1]))
 
@@ -366,13 +380,13 @@ def _first_plan(tx: Tx, caller: Caller, scope: str) -> _Plan:
     A scope of at most ``SMALL_SCOPE`` rows is scanned outright, without the trigram
     index: reading a few thousand rows beats listing every match of a common query
     across the instance (and SQLite would drive any ``MATCH`` from the FTS5 table).
-    A larger scope first probes the newest ``PROBE_WINDOW`` rows of the instance by
-    range scan (``lower`` is the oldest key of that window); the index then serves
-    only what is older.
+    A larger scope first probes its newest ``PROBE_WINDOW`` rows by range scan
+    (``lower`` is the oldest key of that window); the index then serves only what is
+    older.
     """
     if _scope_rows(tx, caller, scope, SMALL_SCOPE + 1) <= SMALL_SCOPE:
         return _Plan(use_index=False)
-    boundary = _window_boundary(tx, PROBE_WINDOW)
+    boundary = _window_boundary(tx, caller, scope, PROBE_WINDOW)
     if boundary is None:
         return _Plan(use_index=False)
     return _Plan(lower=boundary, use_index=False)

@@ -66,3 +66,13 @@ WHEN old.text IS NOT NULL AND old.row_id <= (SELECT indexed_through FROM search_
 BEGIN
     INSERT INTO search_fts (search_fts, rowid, text) VALUES ('delete', old.row_id, old.text);
 END;
+
+-- Journal-maintained: the session's owner while the session is personal, else NULL.
+-- An account-scope search walks an owner's entries newest first through this index,
+-- so each round trip reads a bounded number of rows, however many the owner has.
+ALTER TABLE entries ADD COLUMN personal_owner TEXT;
+UPDATE entries SET personal_owner =
+    (SELECT s.owner_id FROM sessions s WHERE s.id = entries.session_id AND s.kind = 'personal');
+CREATE INDEX entries_personal_recent ON entries (personal_owner, created_at DESC, row_id DESC)
+    WHERE personal_owner IS NOT NULL
+        AND role IN ('user', 'assistant') AND NOT meta AND NOT discarded;
