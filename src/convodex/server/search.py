@@ -81,23 +81,21 @@ def uses_projection(query: str) -> bool:
     return len(query) >= 3 and storable(query) == query
 
 
-def _scope_sql(scope: str, caller: Caller) -> tuple[str, list[object]]:
-    """Conditions on ``e`` (entries) and ``s`` (their sessions) for the scope. In account
-    scope ``e.personal_owner`` lets the owner's index drive the read; the session's own
-    owner and kind decide (the index supplies candidates and grants no access)."""
-    if scope == "account":
-        return (
-            " AND e.personal_owner = ? AND s.owner_id = ? AND s.kind = 'personal'",
-            [caller.id, caller.id],
-        )
-    return "", []
-
-
 def _scope_entries(scope: str, caller: Caller) -> tuple[str, list[object]]:
-    """The part of :func:`_scope_sql` on ``e`` alone, to drive a read from an index."""
+    """The scope's condition on ``e`` alone: in account scope ``e.personal_owner``, which
+    lets the owner's newest-first index drive the read."""
     if scope == "account":
         return " AND e.personal_owner = ?", [caller.id]
     return "", []
+
+
+def _scope_sql(scope: str, caller: Caller) -> tuple[str, list[object]]:
+    """The scope's conditions on ``e`` (entries) and ``s`` (their sessions): the
+    session's own owner and kind decide (an index supplies candidates, never access)."""
+    sql, params = _scope_entries(scope, caller)
+    if scope == "account":
+        return sql + " AND s.owner_id = ? AND s.kind = 'personal'", [*params, caller.id]
+    return sql, params
 
 
 def _range_sql(cursor: Key | None, lower: Key | None) -> tuple[str, list[object]]:
