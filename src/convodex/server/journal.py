@@ -12,7 +12,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 from convodex.errors import AccessDenied, Conflict, NotFound, QueryError
 from convodex.server.accounts import Caller
@@ -61,13 +61,6 @@ class Entry:
     payload_hash: str
     meta: bool
     discarded: bool
-
-
-class _EntryLinks(NamedTuple):
-    """The columns of an entry the mutations need to check before changing it."""
-
-    row_id: int
-    parent_seq: int | None
 
 
 _SESSION_COLUMNS = (
@@ -136,15 +129,15 @@ def _require_account(tx: Tx, account_id: str) -> None:
         raise NotFound("account not found")
 
 
-def _entry(tx: Tx, session_id: str, seq: int, field: str = "seq") -> _EntryLinks:
+def _parent_of(tx: Tx, session_id: str, seq: int, field: str = "seq") -> int | None:
+    """The ``parent_seq`` of an entry that must exist (:class:`NotFound` otherwise)."""
     check_seq(seq, field)
     row = tx.one(
-        "SELECT row_id, parent_seq FROM entries WHERE session_id = ? AND seq = ?",
-        (session_id, seq),
+        "SELECT parent_seq FROM entries WHERE session_id = ? AND seq = ?", (session_id, seq)
     )
     if row is None:
         raise NotFound("entry not found")
-    return _EntryLinks(int(row[0]), None if row[1] is None else int(row[1]))
+    return None if row[0] is None else int(row[0])
 
 
 def recompute_branch(tx: Tx, session_id: str, head_seq: int | None) -> None:
@@ -271,7 +264,7 @@ def append_entry(
     head = session.head_seq
     parent = head if parent_seq is None else parent_seq
     if parent_seq is not None:
-        _entry(tx, session_id, parent_seq, "parentSeq")
+        _parent_of(tx, session_id, parent_seq, "parentSeq")
     seq = top + 1
     extends_head = parent == head
     tx.run(
@@ -305,7 +298,7 @@ def rewrite(
     text, message = parse_payload(payload)
     with db.write() as tx:
         _locked(tx, session_id, caller)
-        _entry(tx, session_id, seq)
+        _parent_of(tx, session_id, seq)
         tx.run(
             "UPDATE entries SET payload = ?, payload_hash = ?, role = ?"
             " WHERE session_id = ? AND seq = ?",
@@ -319,7 +312,7 @@ def _set_discarded(
 ) -> None:
     with db.write() as tx:
         _locked(tx, session_id, caller)
-        _entry(tx, session_id, seq)
+        _parent_of(tx, session_id, seq)
         tx.run(
             "UPDATE entries SET discarded = ? WHERE session_id = ? AND seq = ?",
             (discarded, session_id, seq),
@@ -342,7 +335,7 @@ def remove(db: Database, session_id: str, seq: int, *, caller: Caller | None = N
     head pointing at it moves to its parent, so the branch stays connected."""
     with db.write() as tx:
         session = _locked(tx, session_id, caller)
-        parent = _entry(tx, session_id, seq).parent_seq
+        parent = _parent_of(tx, session_id, seq)
         tx.run("DELETE FROM entries WHERE session_id = ? AND seq = ?", (session_id, seq))
         tx.run(
             "UPDATE entries SET parent_seq = ? WHERE session_id = ? AND parent_seq = ?",
