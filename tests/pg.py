@@ -45,7 +45,11 @@ def find_bindir() -> Path:
     for candidate in candidates:
         if candidate and (Path(candidate) / "initdb").is_file():
             return Path(candidate)
-    raise CatalogError("PostgreSQL server binaries (initdb, postgres) are not installed")
+    raise CatalogError(
+        "PostgreSQL server binaries (initdb, postgres) are not installed; install them with"
+        " `apt-get install postgresql` (Debian, Ubuntu), `dnf install postgresql-server`"
+        " (Fedora) or `brew install postgresql` (macOS), or set CONVODEX_PG_BINDIR"
+    )
 
 
 def _run_as() -> str | None:

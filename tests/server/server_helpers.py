@@ -6,22 +6,9 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 
 import uvicorn
 from starlette.types import ASGIApp
-
-from convodex.server import Caller
-
-
-@dataclass(frozen=True)
-class People:
-    """Two ordinary accounts and one administrator, with their tokens."""
-
-    alice: Caller
-    bob: Caller
-    admin: Caller
-    tokens: dict[str, str]
 
 
 def user(text: str) -> dict[str, object]:

@@ -3,35 +3,40 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
-import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import httpx
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
-from convodex.cli.server import server
+from convodex.cli import main
 from convodex.server import Database, authenticate
 from convodex.server.accounts import token_hash
+from convodex.server.db import available_migrations
+from server_fixtures import server_process
+
+MIGRATIONS = sorted(available_migrations("sqlite"))
+
+
+def _run(*args: str, env: dict[str, str] | None = None) -> Result:
+    return CliRunner().invoke(main, ["server", *args], catch_exceptions=False, env=env)
 
 
 def _invoke(*args: str, env: dict[str, str] | None = None) -> str:
-    result = CliRunner().invoke(server, list(args), catch_exceptions=False, env=env)
+    result = _run(*args, env=env)
     assert result.exit_code == 0, result.output
     return result.output
 
 
-def test_init_is_idempotent_and_defaults_to_the_data_dir(tmp_path: Path) -> None:
-    env = {"XDG_DATA_HOME": str(tmp_path / "data"), "CONVODEX_SERVER_DB": ""}
+def test_init_is_idempotent_and_defaults_to_convodex_home(tmp_path: Path) -> None:
+    env = {"CONVODEX_HOME": str(tmp_path / "home"), "CONVODEX_SERVER_DB": ""}
     first = json.loads(_invoke("init", "--json", env=env))
-    assert first == {"applied": [1], "versions": [1]}
-    assert (tmp_path / "data" / "convodex" / "server" / "server.sqlite").is_file()
-    assert json.loads(_invoke("init", "--json", env=env)) == {"applied": [], "versions": [1]}
-    assert "up to date at migration 0001" in _invoke("init", env=env)
+    assert first == {"applied": MIGRATIONS, "versions": MIGRATIONS}
+    assert (tmp_path / "home" / "server" / "server.sqlite").is_file()
+    assert json.loads(_invoke("init", "--json", env=env)) == {
+        "applied": [],
+        "versions": MIGRATIONS,
+    }
+    assert f"up to date at migration {max(MIGRATIONS):04d}" in _invoke("init", env=env)
 
 
 def test_accounts_add_prints_the_token_once_and_stores_its_hash(db: Database) -> None:
@@ -44,44 +49,25 @@ def test_accounts_add_prints_the_token_once_and_stores_its_hash(db: Database) ->
     assert stored == [(token_hash(out["token"]),)]
     text = _invoke("accounts", "add", "dave", "--db", db.url)
     assert "created account dave" in text and "cdx_" in text
-    result = CliRunner().invoke(server, ["accounts", "add", "dave", "--db", db.url])
-    assert result.exit_code == 1 and "already exists" in result.output
+    result = _run("accounts", "add", "dave", "--db", db.url)
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr == "error: an account with this name already exists\n"
 
 
-def test_bad_database_urls_are_clear_errors() -> None:
-    result = CliRunner().invoke(server, ["init", "--db", "mysql://x"])
+def test_errors_are_one_line_and_usage_errors_exit_2() -> None:
+    result = _run("init", "--db", "mysql://x")
     assert result.exit_code == 1
-    assert "sqlite:///" in result.output and "Traceback" not in result.output
+    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
+    assert "sqlite:///" in result.stderr
+    usage = _run("serve", "--port", "many")
+    assert usage.exit_code == 2 and "Traceback" not in usage.output
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def test_serve_answers_over_http(db: Database) -> None:
+def test_serve_answers_over_http(db: Database, tmp_path: Path) -> None:
     out = json.loads(_invoke("accounts", "add", "erin", "--db", db.url, "--json"))
-    port = _free_port()
-    code = "from convodex.cli.server import server; server()"
-    process = subprocess.Popen(
-        [sys.executable, "-c", code, "serve", "--db", db.url, "--port", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env={**os.environ, "PYTHONWARNINGS": "ignore"},
-    )
-    try:
-        base = f"http://127.0.0.1:{port}"
+    with server_process(db.url, tmp_path / "server.log") as served:
         headers = {"Authorization": f"Bearer {out['token']}"}
-        deadline = time.monotonic() + 20
-        with httpx.Client(base_url=base, headers=headers) as http:
-            while True:
-                try:
-                    http.get("/brain/search", params={"q": "zz"})
-                    break
-                except httpx.TransportError:
-                    assert time.monotonic() < deadline and process.poll() is None
-                    time.sleep(0.05)
+        with httpx.Client(base_url=served.url, headers=headers) as http:
             sid = http.post("/brain/sessions", json={"title": "served"}).json()["id"]
             payload = {"role": "user", "content": "served over loopback"}
             http.post(f"/brain/sessions/{sid}/entries", json={"payload": payload})
@@ -89,6 +75,3 @@ def test_serve_answers_over_http(db: Database) -> None:
             assert [(h["sessionTitle"], h["snippet"]) for h in hits] == [
                 ("served", "served over loopback")
             ]
-    finally:
-        process.send_signal(signal.SIGINT)
-        process.wait(timeout=20)

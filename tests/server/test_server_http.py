@@ -6,10 +6,11 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from server_helpers import People, serving, user
+from server_helpers import serving, user
 
 from convodex.server import Database, append, create_session
 from convodex.web.server_app import create_app
+from server_fixtures import People
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import json
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from server_helpers import People, assistant, tool_result, user
+from server_helpers import assistant, tool_result, user
 
 from convodex.server import (
     Database,
@@ -23,6 +23,7 @@ from convodex.server import (
     search_messages,
 )
 from convodex.text.shown import projected_text
+from server_fixtures import People
 
 pytestmark = pytest.mark.usefixtures("tuning")
 
@@ -87,8 +88,12 @@ def test_derived_state_matches_the_journal(
             " WHERE session_id = ?",
             (sid,),
         )
-        rows = dict(tx.all("SELECT seq, text FROM search_rows WHERE session_id = ?", (sid,)))
+        rows: dict[int, str] = dict(
+            tx.all("SELECT seq, text FROM search_rows WHERE session_id = ?", (sid,))
+        )
+        owners = tx.all("SELECT DISTINCT personal_owner FROM entries WHERE session_id = ?", (sid,))
     assert head_row is not None
+    assert owners in ([], [(people.alice.id,)])
     assert sorted(int(e[0]) for e in entries) == sorted(seqs)
     parent = {int(e[0]): e[1] for e in entries}
     chain: set[int] = set()

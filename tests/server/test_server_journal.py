@@ -5,10 +5,11 @@ from __future__ import annotations
 import hashlib
 
 import pytest
-from server_helpers import People, assistant, tool_result, user
+from server_helpers import assistant, tool_result, user
 
 from convodex.errors import AccessDenied, Conflict, NotFound, QueryError
 from convodex.server import (
+    Caller,
     Database,
     append,
     begin_fork,
@@ -26,7 +27,9 @@ from convodex.server import (
     rewrite,
     search_messages,
 )
-from convodex.server.projection import insert_row
+from convodex.server.journal import append_entry
+from convodex.server.projection import new_entry
+from server_fixtures import People
 
 pytestmark = pytest.mark.usefixtures("tuning")
 
@@ -195,6 +198,30 @@ def test_fork_keeps_the_active_branch(db: Database, people: People) -> None:
     assert found == {1, 3}
 
 
+def test_a_fork_or_rekey_to_another_owner_moves_what_each_account_finds(
+    db: Database, people: People
+) -> None:
+    sid = create_session(db, people.alice.id)
+    append(db, sid, user("ownerword note"))
+
+    def found(caller: Caller) -> dict[str, set[str]]:
+        # A projected query and a raw-JSON one (the latter reads the owner's index).
+        return {
+            q: {h.session_id for h in search_messages(db, caller, q)} for q in ("ownerword", "rw")
+        }
+
+    fork_id = fork(db, sid, owner_id=people.bob.id)
+    assert found(people.alice) == {"ownerword": {sid}, "rw": {sid}}
+    assert found(people.bob) == {"ownerword": {fork_id}, "rw": {fork_id}}
+    rekey(db, fork_id, owner_id=people.alice.id)
+    assert found(people.bob) == {"ownerword": set(), "rw": set()}
+    assert found(people.alice) == {"ownerword": {sid, fork_id}, "rw": {sid, fork_id}}
+    rekey(db, sid, kind="channel")
+    assert found(people.alice) == {"ownerword": {fork_id}, "rw": {fork_id}}
+    rekey(db, sid, kind="personal")
+    assert found(people.alice) == {"ownerword": {sid, fork_id}, "rw": {sid, fork_id}}
+
+
 def test_meta_tool_results_and_blank_text_get_no_rows(db: Database, people: People) -> None:
     sid = create_session(db, people.alice.id)
     append(db, sid, user("meta pinned context"), meta=True)
@@ -211,14 +238,8 @@ def test_a_failed_transaction_rolls_back_journal_and_projection(
 ) -> None:
     sid = create_session(db, people.alice.id)
     with pytest.raises(RuntimeError), db.write() as tx:
-        tx.run(
-            "INSERT INTO entries (session_id, seq, created_at, role, payload, payload_hash,"
-            " on_branch, projected) VALUES (?, 1, ?, 'user', '{}', 'h', TRUE, TRUE)",
-            (sid, tx.ts(1)),
-        )
-        row = tx.one("SELECT row_id FROM entries WHERE session_id = ?", (sid,))
-        assert row is not None
-        insert_row(tx, int(row[0]), sid, 1, 1, "rolled back words")
+        append_entry(tx, sid, new_entry(user("rolled back words"), meta=False), 1)
+        assert tx.one("SELECT COUNT(*) FROM search_rows") == (1,)
         raise RuntimeError("boom")
     assert list_entries(db, sid) == [] and _rows(db) == 0
     assert _found(db, people, "rolled back") == []

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from server_helpers import People, assistant, tool_call, user
+from server_helpers import assistant, tool_call, user
 
+from convodex.models import to_builtins
 from convodex.server import Database, append, create_session, search_messages
 from convodex.server.search import MAX_LIMIT
+from server_fixtures import People
 
 pytestmark = pytest.mark.usefixtures("tuning")
 
@@ -122,7 +124,7 @@ def test_newest_first_with_ties_broken_by_row_id(db: Database, people: People) -
     hits = search_messages(db, people.alice, "tie")
     assert [h.snippet for h in hits] == ["tie later", "tie three", "tie two", "tie one", "tie zero"]
     assert hits[0].ts == "2023-11-14T22:13:20.000001Z"
-    assert hits[0].as_json() == {
+    assert to_builtins(hits[0]) == {
         "sessionId": sid,
         "sessionTitle": "ties",
         "seq": 5,

@@ -1,14 +1,18 @@
-"""`convodex server …`: the conversation server's commands (SPEC S)."""
+"""`convodex server …`: the conversation server's commands (SPEC S).
+
+Errors are :class:`~convodex.errors.ConvodexError`; the ``convodex`` group prints
+them as one ``error: …`` line on stderr and exits 1, like every other command.
+"""
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
 
-from convodex.errors import ConvodexError
 from convodex.server.db import Database, default_url, open_database
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -32,8 +36,18 @@ def _open(db_url: str | None) -> Database:
     return open_database(db_url or default_url())
 
 
-def _fail(exc: ConvodexError) -> click.ClickException:
-    return click.ClickException(str(exc))
+def _log_config() -> dict[str, Any]:
+    """uvicorn's logging, minus its access log (it prints each request line with its
+    query string), plus convodex's own access log of route templates (SPEC S5)."""
+    from uvicorn.config import LOGGING_CONFIG
+
+    config = copy.deepcopy(LOGGING_CONFIG)
+    config["loggers"]["convodex.server"] = {
+        "handlers": ["default"],
+        "level": "INFO",
+        "propagate": False,
+    }
+    return config
 
 
 @click.group(name="server")
@@ -46,12 +60,9 @@ def server() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def init(db_url: str | None, as_json: bool) -> None:
     """Create or upgrade the server database (numbered migrations)."""
-    try:
-        with _open(db_url) as db:
-            applied = db.migrate()
-            versions = db.applied_migrations()
-    except ConvodexError as exc:
-        raise _fail(exc) from exc
+    with _open(db_url) as db:
+        applied = db.migrate()
+        versions = db.applied_migrations()
     if as_json:
         click.echo(json.dumps({"applied": applied, "versions": versions}))
     elif applied:
@@ -74,12 +85,9 @@ def accounts_add(name: str, admin: bool, db_url: str | None, as_json: bool) -> N
     """Create account NAME and print its bearer token (shown only this once)."""
     from convodex.server.accounts import add_account
 
-    try:
-        with _open(db_url) as db:
-            db.migrate()
-            account = add_account(db, name, is_admin=admin)
-    except ConvodexError as exc:
-        raise _fail(exc) from exc
+    with _open(db_url) as db:
+        db.migrate()
+        account = add_account(db, name, is_admin=admin)
     if as_json:
         click.echo(json.dumps({"id": account.id, "name": account.name, "token": account.token}))
         return
@@ -98,14 +106,13 @@ def serve(db_url: str | None, host: str, port: int) -> None:
 
     from convodex.web.server_app import create_app
 
-    try:
-        db = _open(db_url)
-    except ConvodexError as exc:
-        raise _fail(exc) from exc
-    try:
+    with _open(db_url) as db:
         db.migrate()
-        uvicorn.run(create_app(db), host=host, port=port, log_level="info", ws="none")
-    except ConvodexError as exc:
-        raise _fail(exc) from exc
-    finally:
-        db.close()
+        uvicorn.run(
+            create_app(db),
+            host=host,
+            port=port,
+            log_config=_log_config(),
+            access_log=False,
+            ws="none",
+        )

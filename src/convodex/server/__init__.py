@@ -1,7 +1,7 @@
 """The conversation server (SPEC S): journal, projection and literal search."""
 
 from convodex.server.accounts import Caller, NewAccount, add_account, authenticate, get_caller
-from convodex.server.db import Database, default_url, open_database
+from convodex.server.db import Database, DatabaseUnavailable, default_url, open_database
 from convodex.server.journal import (
     Entry,
     Session,
@@ -20,13 +20,13 @@ from convodex.server.journal import (
     restore,
     rewrite,
 )
-from convodex.server.search import Hit, search_messages
+from convodex.server.search import search_messages
 
 __all__ = [
     "Caller",
     "Database",
+    "DatabaseUnavailable",
     "Entry",
-    "Hit",
     "NewAccount",
     "Session",
     "add_account",

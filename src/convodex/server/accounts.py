@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from convodex.errors import Conflict, Unauthorized
 from convodex.server.db import Database, now_micros
+from convodex.server.inputs import check_id
 
 TOKEN_PREFIX = "cdx_"
 
@@ -38,6 +39,7 @@ def token_hash(token: str) -> str:
 
 def add_account(db: Database, name: str, *, is_admin: bool = False) -> NewAccount:
     """Create an account and return it with a new bearer token."""
+    check_id(name, "account name")
     account_id = "acc_" + uuid.uuid4().hex
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
     with db.write() as tx:
@@ -66,6 +68,7 @@ def authenticate(db: Database, token: str | None) -> Caller:
 
 def get_caller(db: Database, account_id: str) -> Caller:
     """The caller for a known account id (for the Python API and tests)."""
+    check_id(account_id, "account id")
     with db.snapshot() as tx:
         row = tx.one("SELECT id, name, is_admin FROM accounts WHERE id = ?", (account_id,))
     if row is None:

@@ -15,15 +15,26 @@ from contextlib import AbstractContextManager
 from datetime import UTC, datetime, timedelta
 from importlib import resources
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import platformdirs
+from convodex import config
+from convodex.errors import CatalogError, ConvodexError, QueryError
 
-from convodex.errors import CatalogError, QueryError
+if TYPE_CHECKING:
+    from convodex.server.matching import LikeGroup
 
 Row = tuple[Any, ...]
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
+SERVER_EXTRA = "PostgreSQL support needs the server extra: pip install 'convodex[server]'"
+
+
+class DatabaseUnavailable(CatalogError):
+    """The database is busy, locked or unreachable: retry later (HTTP 503).
+
+    Drivers' own errors are translated into this one, so callers (and the HTTP
+    layer) never need to import a driver to tell "try again" from a bug.
+    """
 
 
 class Cursor(Protocol):
@@ -45,6 +56,12 @@ class Dialect(ABC):
     name: str
     #: appended to a SELECT that must lock the session row for the transaction
     for_update: str = ""
+    #: appended to a subquery the planner must evaluate on its own, before the query
+    #: around it (SQLite already does)
+    fence: str = ""
+    #: searches worth running at once: more only contend for the cores (and, when the
+    #: search runs in this process, the GIL) and slow the writes down
+    concurrent_searches: int = 4
 
     def sql(self, text: str) -> str:
         """Translate ``?`` placeholders to the driver's style."""
@@ -58,20 +75,24 @@ class Dialect(ABC):
     def ts_value(self, value: Any) -> int:
         """A stored timestamp back as microseconds since the epoch."""
 
+    def text_source(self, use_index: bool) -> str:
+        """The FROM clause that yields candidate entries as ``e`` for
+        :meth:`text_match`; its parameters come first in :meth:`text_params`."""
+        return "entries e"
+
     @abstractmethod
-    def text_candidates(self, use_index: bool) -> tuple[str, str]:
-        """``(from_clause, where_clause)`` selecting search rows ``r`` whose text contains
-        the query; the where clause takes the parameters of :meth:`text_params`.
+    def text_match(self, use_index: bool) -> str:
+        """A predicate: the projected ``e.text`` contains the query (case-insensitive).
         ``use_index=False`` asks for a plain scan of the rows the other conditions allow."""
 
     @abstractmethod
     def text_params(self, query: str, use_index: bool) -> list[object]:
-        """Parameters for :meth:`text_candidates`."""
+        """Parameters for :meth:`text_source` and :meth:`text_match`, in that order."""
 
     @abstractmethod
-    def raw_match(self, column: str) -> str:
-        """A predicate: ``column`` (raw JSON) contains a ``LIKE`` pattern (one ``?``),
-        escaped with ``\\``, folding ASCII case only."""
+    def raw_match(self, column: str, group: LikeGroup) -> tuple[str, list[object]]:
+        """A predicate and its parameters: ``column`` (raw JSON) matches any of the
+        group's ``LIKE`` patterns (escaped with ``\\``), folding ASCII case only."""
 
 
 class Tx:
@@ -180,9 +201,8 @@ def micros_to_iso(micros: int) -> str:
 
 
 def default_url() -> str:
-    """The embedded default: a SQLite file under the platform's data directory."""
-    path = Path(platformdirs.user_data_dir("convodex")) / "server" / "server.sqlite"
-    return f"sqlite:///{path}"
+    """The embedded default: a SQLite file under convodex's data directory."""
+    return f"sqlite:///{config.data_home() / 'server' / 'server.sqlite'}"
 
 
 def open_database(url: str, *, pool_size: int = 10) -> Database:
@@ -195,7 +215,15 @@ def open_database(url: str, *, pool_size: int = 10) -> Database:
             raise QueryError("a SQLite database URL looks like sqlite:///path/to/file.sqlite")
         return SQLiteDatabase(Path(url[len("sqlite:///") :]))
     if url.startswith(("postgresql://", "postgres://")):
-        from convodex.server.dialects.postgresql import PostgresDatabase
-
+        try:
+            from convodex.server.dialects.postgresql import PostgresDatabase
+        except ModuleNotFoundError as exc:
+            if exc.name not in ("psycopg", "psycopg_pool"):
+                raise
+            # The lean install (SPEC X8) has no PostgreSQL driver.
+            raise ConvodexError(SERVER_EXTRA) from None
+        except ImportError as exc:
+            # Installed but unusable, e.g. psycopg finds no libpq.
+            raise ConvodexError(f"PostgreSQL support is unavailable: {exc}") from None
         return PostgresDatabase(url, max_size=pool_size)
     raise QueryError("the database URL must start with sqlite:/// or postgresql://")

@@ -17,12 +17,13 @@ from typing import Any
 from convodex.errors import AccessDenied, Conflict, NotFound, QueryError
 from convodex.server.accounts import Caller
 from convodex.server.db import Database, Tx, now_micros
+from convodex.server.inputs import check_id, check_int64, check_seq, storable_text
 from convodex.server.projection import (
-    insert_row,
+    NewEntry,
+    new_entry,
     parse_payload,
     payload_hash,
     refresh_entry,
-    row_text,
 )
 
 KINDS = ("personal", "channel")
@@ -81,6 +82,11 @@ def _session(tx: Tx, row: tuple[Any, ...]) -> Session:
     )
 
 
+def _personal_owner(owner_id: str, kind: str) -> str | None:
+    """What ``entries.personal_owner`` holds for a session's entries."""
+    return owner_id if kind == "personal" else None
+
+
 def _check_owner(caller: Caller | None, owner_id: str) -> None:
     if caller is not None and not caller.is_admin and caller.id != owner_id:
         raise AccessDenied("this session belongs to another account")
@@ -90,9 +96,18 @@ def _locked(
     tx: Tx, session_id: str, caller: Caller | None, *, allow_copying: bool = False
 ) -> Session:
     """The session row, locked for this transaction, after the ownership check."""
+    return _locked_with_top(tx, session_id, caller, allow_copying=allow_copying)[0]
+
+
+def _locked_with_top(
+    tx: Tx, session_id: str, caller: Caller | None, *, allow_copying: bool = False
+) -> tuple[Session, int]:
+    """:func:`_locked` and the session's highest ``seq`` (0 when empty), in one query."""
+    check_id(session_id, "session id")
     row = tx.one(
-        f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id = ?" + tx.dialect.for_update,
-        (session_id,),
+        f"SELECT {_SESSION_COLUMNS}, (SELECT MAX(seq) FROM entries WHERE session_id = ?)"
+        " FROM sessions WHERE id = ?" + tx.dialect.for_update,
+        (session_id, session_id),
     )
     if row is None:
         raise NotFound("session not found")
@@ -100,7 +115,7 @@ def _locked(
     _check_owner(caller, session.owner_id)
     if session.fork_state != "complete" and not allow_copying:
         raise Conflict("the session is still being copied by a fork")
-    return session
+    return session, int(row[-1] or 0)
 
 
 def _check_kind(kind: str) -> None:
@@ -109,18 +124,20 @@ def _check_kind(kind: str) -> None:
 
 
 def _require_account(tx: Tx, account_id: str) -> None:
+    check_id(account_id, "account id")
     if tx.one("SELECT 1 FROM accounts WHERE id = ?", (account_id,)) is None:
         raise NotFound("account not found")
 
 
-def _entry_row(tx: Tx, session_id: str, seq: int) -> tuple[Any, ...]:
+def _parent_of(tx: Tx, session_id: str, seq: int, field: str = "seq") -> int | None:
+    """The ``parent_seq`` of an entry that must exist (:class:`NotFound` otherwise)."""
+    check_seq(seq, field)
     row = tx.one(
-        "SELECT row_id, parent_seq, meta, discarded FROM entries WHERE session_id = ? AND seq = ?",
-        (session_id, seq),
+        "SELECT parent_seq FROM entries WHERE session_id = ? AND seq = ?", (session_id, seq)
     )
     if row is None:
         raise NotFound("entry not found")
-    return row
+    return None if row[0] is None else int(row[0])
 
 
 def recompute_branch(tx: Tx, session_id: str, head_seq: int | None) -> None:
@@ -156,7 +173,9 @@ def create_session(
     """Create an empty session and return its id."""
     _check_kind(kind)
     _check_owner(caller, owner_id)
-    new_id = session_id or uuid.uuid4().hex
+    new_id = check_id(session_id, "session id") if session_id is not None else uuid.uuid4().hex
+    storable_text(title, "title")
+    stamp = check_int64(created_at, "created_at") if created_at is not None else now_micros()
     with db.write() as tx:
         _require_account(tx, owner_id)
         if tx.one("SELECT 1 FROM sessions WHERE id = ?", (new_id,)) is not None:
@@ -164,12 +183,13 @@ def create_session(
         tx.run(
             "INSERT INTO sessions (id, owner_id, kind, title, created_at, fork_state)"
             " VALUES (?, ?, ?, ?, ?, 'complete')",
-            (new_id, owner_id, kind, title, tx.ts(created_at or now_micros())),
+            (new_id, owner_id, kind, title, tx.ts(stamp)),
         )
     return new_id
 
 
 def get_session(db: Database, session_id: str, *, caller: Caller | None = None) -> Session:
+    check_id(session_id, "session id")
     with db.snapshot() as tx:
         row = tx.one(f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id = ?", (session_id,))
         if row is None:
@@ -221,47 +241,53 @@ def append(
     ``parent_seq`` starts a new branch there: the entries after it on the old branch
     stay in the journal but leave the active branch (and search).
     """
-    text, message = parse_payload(payload)
-    digest = payload_hash(text)
-    stamp = created_at if created_at is not None else now_micros()
+    entry = new_entry(payload, meta=meta)
+    stamp = check_int64(created_at, "created_at") if created_at is not None else now_micros()
+    if parent_seq is not None:
+        check_seq(parent_seq, "parentSeq")
     with db.write() as tx:
-        session = _locked(tx, session_id, caller)
-        head = session.head_seq
-        parent = head if parent_seq is None else parent_seq
-        if parent_seq is not None:
-            _entry_row(tx, session_id, parent_seq)
-        top = tx.one("SELECT MAX(seq) FROM entries WHERE session_id = ?", (session_id,))
-        seq = int(top[0]) + 1 if top is not None and top[0] is not None else 1
-        extends_head = parent == head
-        inserted = tx.one(
-            "INSERT INTO entries (session_id, seq, created_at, parent_seq, role, payload,"
-            " payload_hash, meta, discarded, on_branch, projected)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, FALSE, ?, TRUE) RETURNING row_id",
-            (
-                session_id,
-                seq,
-                tx.ts(stamp),
-                parent,
-                str(message["role"]),
-                text,
-                digest,
-                meta,
-                extends_head,
-            ),
-        )
-        assert inserted is not None
-        tx.run("UPDATE sessions SET head_seq = ? WHERE id = ?", (seq, session_id))
-        insert_row(
-            tx,
-            int(inserted[0]),
+        return append_entry(tx, session_id, entry, stamp, parent_seq=parent_seq, caller=caller)
+
+
+def append_entry(
+    tx: Tx,
+    session_id: str,
+    entry: NewEntry,
+    created_at: int,
+    *,
+    parent_seq: int | None = None,
+    caller: Caller | None = None,
+) -> int:
+    """The body of :func:`append` inside an open write transaction (the projected text
+    is a column of the entry, so both are one write)."""
+    session, top = _locked_with_top(tx, session_id, caller)
+    head = session.head_seq
+    parent = head if parent_seq is None else parent_seq
+    if parent_seq is not None:
+        _parent_of(tx, session_id, parent_seq, "parentSeq")
+    seq = top + 1
+    extends_head = parent == head
+    tx.run(
+        "INSERT INTO entries (session_id, seq, created_at, parent_seq, role, payload,"
+        " payload_hash, meta, discarded, on_branch, projected, text, personal_owner)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, FALSE, ?, TRUE, ?, ?)",
+        (
             session_id,
             seq,
-            stamp,
-            row_text(message, meta=meta, discarded=False),
-            mark_projected=False,
-        )
-        if not extends_head:
-            recompute_branch(tx, session_id, seq)
+            tx.ts(created_at),
+            parent,
+            entry.role,
+            entry.payload,
+            entry.payload_hash,
+            entry.meta,
+            extends_head,
+            entry.text,
+            _personal_owner(session.owner_id, session.kind),
+        ),
+    )
+    tx.run("UPDATE sessions SET head_seq = ? WHERE id = ?", (seq, session_id))
+    if not extends_head:
+        recompute_branch(tx, session_id, seq)
     return seq
 
 
@@ -272,7 +298,7 @@ def rewrite(
     text, message = parse_payload(payload)
     with db.write() as tx:
         _locked(tx, session_id, caller)
-        _entry_row(tx, session_id, seq)
+        _parent_of(tx, session_id, seq)
         tx.run(
             "UPDATE entries SET payload = ?, payload_hash = ?, role = ?"
             " WHERE session_id = ? AND seq = ?",
@@ -286,7 +312,7 @@ def _set_discarded(
 ) -> None:
     with db.write() as tx:
         _locked(tx, session_id, caller)
-        _entry_row(tx, session_id, seq)
+        _parent_of(tx, session_id, seq)
         tx.run(
             "UPDATE entries SET discarded = ? WHERE session_id = ? AND seq = ?",
             (discarded, session_id, seq),
@@ -309,9 +335,7 @@ def remove(db: Database, session_id: str, seq: int, *, caller: Caller | None = N
     head pointing at it moves to its parent, so the branch stays connected."""
     with db.write() as tx:
         session = _locked(tx, session_id, caller)
-        row = _entry_row(tx, session_id, seq)
-        parent = row[1]
-        tx.run("DELETE FROM search_rows WHERE session_id = ? AND seq = ?", (session_id, seq))
+        parent = _parent_of(tx, session_id, seq)
         tx.run("DELETE FROM entries WHERE session_id = ? AND seq = ?", (session_id, seq))
         tx.run(
             "UPDATE entries SET parent_seq = ? WHERE session_id = ? AND parent_seq = ?",
@@ -325,7 +349,6 @@ def clear(db: Database, session_id: str, *, caller: Caller | None = None) -> Non
     """Delete every entry of a session; the session itself stays, empty."""
     with db.write() as tx:
         _locked(tx, session_id, caller)
-        tx.run("DELETE FROM search_rows WHERE session_id = ?", (session_id,))
         tx.run("DELETE FROM entries WHERE session_id = ?", (session_id,))
         tx.run(
             "UPDATE sessions SET head_seq = NULL, cleared_at = ? WHERE id = ?",
@@ -345,6 +368,8 @@ def rekey(
     """Move a session to a new id, owner and/or kind; its entries and rows follow."""
     if kind is not None:
         _check_kind(kind)
+    if new_id is not None:
+        check_id(new_id, "new session id")
     if owner_id is not None:
         _check_owner(caller, owner_id)
     with db.write() as tx:
@@ -355,11 +380,17 @@ def rekey(
                 raise Conflict("a session with this id already exists")
         if owner_id is not None:
             _require_account(tx, owner_id)
-        # Entries and search rows follow the id through ON UPDATE CASCADE keys.
+        # Entries (and so their search rows) follow the id through ON UPDATE CASCADE.
+        new_owner, new_kind = owner_id or session.owner_id, kind or session.kind
         tx.run(
             "UPDATE sessions SET id = ?, owner_id = ?, kind = ? WHERE id = ?",
-            (target, owner_id or session.owner_id, kind or session.kind, session_id),
+            (target, new_owner, new_kind, session_id),
         )
+        if (new_owner, new_kind) != (session.owner_id, session.kind):
+            tx.run(
+                "UPDATE entries SET personal_owner = ? WHERE session_id = ?",
+                (_personal_owner(new_owner, new_kind), target),
+            )
         if target != session_id:
             tx.run(
                 "UPDATE sessions SET forked_from = ? WHERE forked_from = ?", (target, session_id)
@@ -380,7 +411,7 @@ def begin_fork(
     """Create the fork's session in ``fork_state='copying'``; search ignores it until
     :func:`complete_fork`. The fork belongs to ``owner_id``, else the caller, else the
     source's owner."""
-    fork_id = new_id or uuid.uuid4().hex
+    fork_id = check_id(new_id, "new session id") if new_id is not None else uuid.uuid4().hex
     with db.write() as tx:
         source = _locked(tx, session_id, caller)
         owner = owner_id or (caller.id if caller is not None else source.owner_id)
@@ -408,25 +439,22 @@ def copy_fork_batch(db: Database, fork_id: str, *, batch_size: int = FORK_BATCH)
     """Copy the next ``batch_size`` entries (and their rows) into a copying fork, in
     one transaction; return how many were copied (0 when the copy is done)."""
     with db.write() as tx:
-        fork = _locked(tx, fork_id, None, allow_copying=True)
+        fork, after = _locked_with_top(tx, fork_id, None, allow_copying=True)
         if fork.fork_state != "copying" or fork.forked_from is None:
             return 0
-        top = tx.one("SELECT MAX(seq) FROM entries WHERE session_id = ?", (fork_id,))
-        after = int(top[0]) if top is not None and top[0] is not None else 0
         copied = tx.run(
             "INSERT INTO entries (session_id, seq, created_at, parent_seq, role, payload,"
-            " payload_hash, meta, discarded, on_branch, projected)"
+            " payload_hash, meta, discarded, on_branch, projected, text, personal_owner)"
             " SELECT ?, seq, created_at, parent_seq, role, payload, payload_hash, meta,"
-            " discarded, on_branch, projected FROM entries"
+            " discarded, on_branch, projected, text, ? FROM entries"
             " WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?",
-            (fork_id, fork.forked_from, after, batch_size),
-        )
-        tx.run(
-            "INSERT INTO search_rows (row_id, session_id, seq, created_at, text)"
-            " SELECT e.row_id, e.session_id, e.seq, e.created_at, r.text"
-            " FROM entries e JOIN search_rows r ON r.session_id = ? AND r.seq = e.seq"
-            " WHERE e.session_id = ? AND e.seq > ?",
-            (fork.forked_from, fork_id, after),
+            (
+                fork_id,
+                _personal_owner(fork.owner_id, fork.kind),
+                fork.forked_from,
+                after,
+                batch_size,
+            ),
         )
         return max(copied, 0)
 

@@ -1,15 +1,32 @@
-"""Shown text → search rows (SPEC S2), always inside the caller's journal transaction."""
+"""Shown text → search rows (SPEC S2), always inside the caller's journal transaction.
+
+The projected text lives in ``entries.text`` (``search_rows`` is a view of the
+entries that have one), so an entry and its search row are written by the same
+statement and can never disagree.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
-from convodex.errors import QueryError
+from convodex.errors import InvalidInput, QueryError
 from convodex.server.db import Tx
+from convodex.server.inputs import storable_text
 from convodex.text.shown import SHOWN_ROLES, projected_text
+
+
+class NewEntry(NamedTuple):
+    """What an append writes: the payload as stored, its hash, and its search text."""
+
+    payload: str
+    payload_hash: str
+    role: str
+    meta: bool
+    #: the search row's text, or ``None`` when the entry gets no row
+    text: str | None
 
 
 def parse_payload(payload: str | Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -18,31 +35,27 @@ def parse_payload(payload: str | Mapping[str, Any]) -> tuple[str, dict[str, Any]
     Text is kept byte for byte (its hash is the journal's identity for it); an object
     is serialized once, compactly, without escaping non-ASCII characters.
     """
-    if isinstance(payload, str):
-        try:
-            message = json.loads(payload)
-        except ValueError:
-            raise QueryError("the payload is not valid JSON") from None
-        text = payload
-        if not _encodable(text):
-            raise QueryError("the payload is not valid UTF-8 text")
-    else:
-        message = dict(payload)
-        text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
-        if not _encodable(text):
-            # Lone surrogates survive only as JSON escapes.
-            text = json.dumps(message, separators=(",", ":"))
+    try:
+        if isinstance(payload, str):
+            try:
+                message = json.loads(payload)
+            except ValueError:
+                raise QueryError("the payload is not valid JSON") from None
+            text = storable_text(payload, "the payload")
+        else:
+            message = dict(payload)
+            text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+            try:
+                storable_text(text, "the payload")
+            except InvalidInput:
+                # Lone surrogates survive only as JSON escapes.
+                text = json.dumps(message, separators=(",", ":"))
+    except RecursionError:
+        raise QueryError("the payload nests too deeply") from None
     if not isinstance(message, dict) or not isinstance(message.get("role"), str):
         raise QueryError("the payload must be a JSON object with a string role")
+    storable_text(message["role"], "the payload's role")
     return text, message
-
-
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def payload_hash(text: str) -> str:
@@ -56,38 +69,26 @@ def row_text(message: Mapping[str, Any], *, meta: bool, discarded: bool) -> str 
     return projected_text(message)
 
 
-def insert_row(
-    tx: Tx,
-    row_id: int,
-    session_id: str,
-    seq: int,
-    created_at: int,
-    text: str | None,
-    *,
-    mark_projected: bool = True,
-) -> None:
-    """Write an entry's search row (if it has one) and mark the entry as projected."""
-    if text is not None:
-        tx.run(
-            "INSERT INTO search_rows (row_id, session_id, seq, created_at, text)"
-            " VALUES (?, ?, ?, ?, ?)",
-            (row_id, session_id, seq, tx.ts(created_at), text),
-        )
-    if mark_projected:
-        tx.run("UPDATE entries SET projected = TRUE WHERE row_id = ? AND NOT projected", (row_id,))
+def new_entry(payload: str | Mapping[str, Any], *, meta: bool) -> NewEntry:
+    """Everything an append stores, computed before its transaction starts."""
+    text, message = parse_payload(payload)
+    return NewEntry(
+        payload=text,
+        payload_hash=payload_hash(text),
+        role=str(message["role"]),
+        meta=meta,
+        text=row_text(message, meta=meta, discarded=False),
+    )
 
 
 def refresh_entry(tx: Tx, session_id: str, seq: int) -> None:
     """Recompute one entry's search row from its stored payload and flags."""
     row = tx.one(
-        "SELECT row_id, created_at, payload, meta, discarded FROM entries"
-        " WHERE session_id = ? AND seq = ?",
+        "SELECT row_id, payload, meta, discarded FROM entries WHERE session_id = ? AND seq = ?",
         (session_id, seq),
     )
-    tx.run("DELETE FROM search_rows WHERE session_id = ? AND seq = ?", (session_id, seq))
     if row is None:
         return
-    row_id, created_at, payload, meta, discarded = row
-    message = json.loads(payload)
-    text = row_text(message, meta=bool(meta), discarded=bool(discarded))
-    insert_row(tx, int(row_id), session_id, seq, tx.dialect.ts_value(created_at), text)
+    row_id, payload, meta, discarded = row
+    text = row_text(json.loads(payload), meta=bool(meta), discarded=bool(discarded))
+    tx.run("UPDATE entries SET text = ?, projected = TRUE WHERE row_id = ?", (text, row_id))

@@ -3,7 +3,9 @@
 The trigram index (or the raw JSON) only supplies candidates; every hit is then
 checked against ownership, channel scope, the active branch and fork completeness
 in the same read-only snapshot, so a concurrent writer can never add a hit the
-snapshot did not contain.
+snapshot did not contain. Both paths fold case the same way: the database narrows
+the candidates, and the candidate's shown text must contain the query by one rule
+(:func:`convodex.text.snippet.find_casefold`), whichever path and database found it.
 """
 
 from __future__ import annotations
@@ -11,60 +13,61 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from convodex.errors import AccessDenied, QueryError
+from convodex.models import ServerHit
 from convodex.server.accounts import Caller
-from convodex.server.db import Database, Row, Tx, like_escape, micros_to_iso
-from convodex.text.shown import shown_text
+from convodex.server.db import Database, Dialect, Tx, micros_to_iso
+from convodex.server.matching import like_groups
+from convodex.text.shown import shown_text, storable
 from convodex.text.snippet import find_casefold, literal_snippet
 
 SCOPES = ("account", "instance")
 #: the largest ``limit`` the Python API honours (HTTP allows 200)
 MAX_LIMIT = 500
-#: candidates fetched per query, newest first
+#: projected candidates fetched per query, newest first
 PAGE_SIZE = 500
-#: raw-JSON matches accepted per search, at most
-RAW_MATCH_CAP = 500
+#: raw-JSON candidates examined per query (SPEC S5), newest first
+RAW_WINDOW = 500
 SNIPPET_RADIUS = 60
 #: newest rows a projected search scans before asking the trigram index
 PROBE_WINDOW = 400
 #: a scope with at most this many rows is scanned outright, without the trigram index
 SMALL_SCOPE = 5000
 
-# The last column says whether the candidate passed the checks (see _page_query).
-_COLUMNS = (
-    "{a}.row_id, {a}.created_at, e.session_id, e.seq, {body}, {raw}, e.role, s.title,"
-    " s.owner_id, {ok}"
-)
-_SHOWN_ENTRY = (
-    "e.role IN ('user', 'assistant') AND NOT e.meta AND NOT e.discarded"
-    " AND e.on_branch AND s.fork_state = 'complete'"
-)
+Key = tuple[Any, int]
+
+_SHOWN = "e.role IN ('user', 'assistant') AND NOT e.meta AND NOT e.discarded"
+_SHOWN_ENTRY = _SHOWN + " AND e.on_branch AND s.fork_state = 'complete'"
+_ORDER = " ORDER BY e.created_at DESC, e.row_id DESC"
 
 
-@dataclass(frozen=True)
-class Hit:
-    """One search hit; :meth:`as_json` is its camelCase wire shape."""
+class Candidate(NamedTuple):
+    """One candidate row as every candidate query selects it."""
 
+    row_id: int
+    created_at: Any
     session_id: str
-    session_title: str
     seq: int
+    #: projected text, raw payload JSON, or ``None``: a raw candidate that did not match
+    body: str | None
+    is_raw: int
     role: str
-    snippet: str
-    ts: str
+    title: str
     owner_id: str
+    #: 1 when the candidate passed the branch, fork and shown-entry checks
+    eligible: int
+    #: raw path only: on the row that ends a window, how many entries it examined
+    examined: int = 0
 
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "sessionId": self.session_id,
-            "sessionTitle": self.session_title,
-            "seq": self.seq,
-            "role": self.role,
-            "snippet": self.snippet,
-            "ts": self.ts,
-            "ownerId": self.owner_id,
-        }
+
+def _columns(body: str = "e.text", raw: str = "0", ok: str = "1") -> str:
+    return (
+        f"e.row_id AS row_id, e.created_at AS created_at, e.session_id AS session_id,"
+        f" e.seq AS seq, {body} AS body, {raw} AS is_raw, e.role AS role, s.title AS title,"
+        f" s.owner_id AS owner_id, {ok} AS eligible"
+    )
 
 
 def utf16_length(text: str) -> int:
@@ -73,26 +76,29 @@ def utf16_length(text: str) -> int:
 
 
 def uses_projection(query: str) -> bool:
-    """≥ 3 code points and no NUL: the trigram-indexed projected text can answer."""
-    return len(query) >= 3 and "\x00" not in query
+    """≥ 3 code points the projection can hold (no NUL, no lone surrogate): the
+    trigram-indexed projected text can answer."""
+    return len(query) >= 3 and storable(query) == query
 
 
-def raw_patterns(query: str) -> list[str]:
-    """LIKE patterns for the query as it appears inside a JSON string literal, both
-    with non-ASCII kept and with it ``\\u``-escaped (the two ways encoders write it)."""
-    forms = {json.dumps(query, ensure_ascii=False)[1:-1], json.dumps(query)[1:-1]}
-    return ["%" + like_escape(form) + "%" for form in sorted(forms)]
-
-
-def _scope_sql(scope: str, caller: Caller) -> tuple[str, list[object]]:
+def _scope_entries(scope: str, caller: Caller) -> tuple[str, list[object]]:
+    """The scope's condition on ``e`` alone: in account scope ``e.personal_owner``, which
+    lets the owner's newest-first index drive the read."""
     if scope == "account":
-        return " AND s.owner_id = ? AND s.kind = 'personal'", [caller.id]
+        return " AND e.personal_owner = ?", [caller.id]
     return "", []
 
 
-def _range_sql(
-    alias: str, cursor: tuple[Any, int] | None, lower: tuple[Any, int] | None
-) -> tuple[str, list[object]]:
+def _scope_sql(scope: str, caller: Caller) -> tuple[str, list[object]]:
+    """The scope's conditions on ``e`` (entries) and ``s`` (their sessions): the
+    session's own owner and kind decide (an index supplies candidates, never access)."""
+    sql, params = _scope_entries(scope, caller)
+    if scope == "account":
+        return sql + " AND s.owner_id = ? AND s.kind = 'personal'", [*params, caller.id]
+    return sql, params
+
+
+def _range_sql(cursor: Key | None, lower: Key | None) -> tuple[str, list[object]]:
     """Keys strictly older than ``cursor`` and no older than ``lower``.
 
     The plain ``created_at`` bound beside each row comparison is implied by it; it is
@@ -101,83 +107,85 @@ def _range_sql(
     sql = ""
     params: list[object] = []
     if cursor is not None:
-        sql += f" AND {alias}.created_at <= ? AND ({alias}.created_at, {alias}.row_id) < (?, ?)"
+        sql += " AND e.created_at <= ? AND (e.created_at, e.row_id) < (?, ?)"
         params += [cursor[0], cursor[0], cursor[1]]
     if lower is not None:
-        sql += f" AND {alias}.created_at >= ? AND ({alias}.created_at, {alias}.row_id) >= (?, ?)"
+        sql += " AND e.created_at >= ? AND (e.created_at, e.row_id) >= (?, ?)"
         params += [lower[0], lower[0], lower[1]]
     return sql, params
+
+
+def _raw_filter(dialect: Dialect, column: str, query: str) -> tuple[str, list[object]]:
+    """``column`` (raw JSON) may contain ``query`` in some JSON encoding."""
+    parts: list[str] = []
+    params: list[object] = []
+    for group in like_groups(query):
+        sql, group_params = dialect.raw_match(column, group)
+        parts.append(sql)
+        params += group_params
+    return "(" + " AND ".join(parts) + ")", params
 
 
 @dataclass(frozen=True)
 class _Plan:
     """What one candidate query covers: the key range and whether to use the index."""
 
-    cursor: tuple[Any, int] | None = None
-    lower: tuple[Any, int] | None = None
+    cursor: Key | None = None
+    lower: Key | None = None
     size: int | None = None
     use_index: bool = True
 
 
-def _page_query(
-    db: Database, caller: Caller, query: str, scope: str, plan: _Plan
+def _projected_query(
+    dialect: Dialect, caller: Caller, query: str, scope: str, plan: _Plan
 ) -> tuple[str, list[object]]:
-    """One page of candidates (newest first) as ``(sql, params)``."""
-    dialect = db.dialect
+    """One page of projected candidates (newest first) as ``(sql, params)``; in
+    instance scope together with unprojected channel entries matched on raw JSON."""
     scope_sql, scope_params = _scope_sql(scope, caller)
-    patterns = raw_patterns(query)
-    raw_sql = "(" + " OR ".join(dialect.raw_match("e.payload") for _ in patterns) + ")"
+    range_sql, range_params = _range_sql(plan.cursor, plan.lower)
+    source = dialect.text_source(plan.use_index)
+    match = "e.text IS NOT NULL AND " + dialect.text_match(plan.use_index)
+    match_params = dialect.text_params(query, plan.use_index)
     parts: list[str] = []
     params: list[object] = []
-    if uses_projection(query):
-        source, match = dialect.text_candidates(plan.use_index)
-        range_sql, range_params = _range_sql("r", plan.cursor, plan.lower)
-        if scope == "instance" and plan.use_index and plan.size is not None:
-            # Candidate pages: the index's newest matches first, checked afterwards, so a
-            # mid-frequency query never joins every match before sorting.
-            parts.append(
-                "SELECT "
-                + _COLUMNS.format(
-                    a="c", body="c.text", raw="0", ok=f"CASE WHEN {_SHOWN_ENTRY} THEN 1 ELSE 0 END"
-                )
-                + f" FROM (SELECT r.row_id, r.created_at, r.text FROM {source}"
-                f" WHERE {match}{range_sql} ORDER BY r.created_at DESC, r.row_id DESC LIMIT ?) c"
-                " JOIN entries e ON e.row_id = c.row_id JOIN sessions s ON s.id = e.session_id"
-            )
-            params += dialect.text_params(query, True) + range_params + [plan.size]
-        else:
-            parts.append(
-                "SELECT "
-                + _COLUMNS.format(a="r", body="r.text", raw="0", ok="1")
-                + f" FROM {source} JOIN entries e ON e.row_id = r.row_id"
-                " JOIN sessions s ON s.id = e.session_id"
-                f" WHERE {match} AND {_SHOWN_ENTRY}{scope_sql}{range_sql}"
-            )
-            params += dialect.text_params(query, plan.use_index) + scope_params + range_params
-        if scope == "instance":
-            # Historical channel journals can predate the projection: match their raw JSON.
-            range_sql, range_params = _range_sql("e", plan.cursor, plan.lower)
-            parts.append(
-                "SELECT "
-                + _COLUMNS.format(a="e", body="e.payload", raw="1", ok="1")
-                + " FROM entries e JOIN sessions s ON s.id = e.session_id"
-                f" WHERE NOT e.projected AND {_SHOWN_ENTRY} AND s.kind = 'channel'"
-                " AND NOT EXISTS (SELECT 1 FROM search_rows r2 WHERE r2.row_id = e.row_id)"
-                f" AND {raw_sql}{range_sql}"
-            )
-            params += list(patterns) + range_params
-    else:
-        range_sql, range_params = _range_sql("e", plan.cursor, plan.lower)
+    if scope == "instance" and plan.use_index and plan.size is not None:
+        # Candidate pages: the index's newest matches first, checked afterwards, so a
+        # mid-frequency query never joins every match before sorting.
         parts.append(
-            "SELECT "
-            + _COLUMNS.format(a="e", body="e.payload", raw="1", ok="1")
-            + " FROM entries e JOIN sessions s ON s.id = e.session_id"
-            f" WHERE {_SHOWN_ENTRY} AND {raw_sql}{scope_sql}{range_sql}"
+            f"SELECT {_columns(ok=f'CASE WHEN {_SHOWN_ENTRY} THEN 1 ELSE 0 END')} FROM"
+            " (SELECT e.row_id, e.created_at, e.session_id, e.seq, e.text, e.role, e.meta,"
+            f" e.discarded, e.on_branch FROM {source} WHERE {match}{range_sql}{_ORDER}"
+            " LIMIT ?) e JOIN sessions s ON s.id = e.session_id"
         )
-        params += list(patterns) + scope_params + range_params
+        params += match_params + range_params + [plan.size]
+    elif plan.use_index:
+        parts.append(
+            f"SELECT {_columns()} FROM {source} JOIN sessions s ON s.id = e.session_id"
+            f" WHERE {match} AND {_SHOWN_ENTRY}{scope_sql}{range_sql}"
+        )
+        params += match_params + scope_params + range_params
+    else:
+        # A scan: the rows in scope first, then the text match on those alone (a
+        # planner left to itself may match the text of every entry before the join).
+        parts.append(
+            f"SELECT {_columns()} FROM (SELECT e.* FROM entries e JOIN sessions s"
+            f" ON s.id = e.session_id WHERE e.text IS NOT NULL AND {_SHOWN_ENTRY}{scope_sql}"
+            f"{range_sql}{dialect.fence}) e JOIN sessions s ON s.id = e.session_id"
+            f" WHERE {match}"
+        )
+        params += scope_params + range_params + match_params
+    if scope == "instance":
+        # Historical channel journals can predate the projection: match their raw JSON.
+        raw_sql, raw_params = _raw_filter(dialect, "e.payload", query)
+        parts.append(
+            f"SELECT {_columns(body='e.payload', raw='1')}"
+            " FROM entries e JOIN sessions s ON s.id = e.session_id"
+            f" WHERE NOT e.projected AND e.text IS NULL AND {_SHOWN_ENTRY}"
+            f" AND s.kind = 'channel' AND {raw_sql}{range_sql}"
+        )
+        params += raw_params + range_params
     if len(parts) == 1:
-        alias = "r" if uses_projection(query) else "e"
-        sql = parts[0] + f" ORDER BY {alias}.created_at DESC, {alias}.row_id DESC"
+        sql = parts[0] + _ORDER
     else:
         sql = (
             "SELECT * FROM (" + " UNION ALL ".join(parts) + ") u"
@@ -189,54 +197,102 @@ def _page_query(
     return sql, params
 
 
+def _raw_query(
+    dialect: Dialect, caller: Caller, query: str, scope: str, cursor: Key | None
+) -> tuple[str, list[object]]:
+    """The next ``RAW_WINDOW`` entries in scope, newest first: the database examines
+    that many raw candidates per round trip, whatever the query matches, and returns
+    those whose payload may contain ``query``, then one row marking where the window
+    ended (no body, ``examined`` = the window's size) for the next cursor.
+
+    The window is read from a newest-first index of the entries alone — the instance's,
+    or the owner's in account scope — and sessions are joined afterwards, so no planner
+    can choose to sort the whole scope for every window."""
+    range_sql, range_params = _range_sql(cursor, None)
+    raw_sql, raw_params = _raw_filter(dialect, "e.payload", query)
+    entries_sql, entries_params = _scope_entries(scope, caller)
+    check_sql, check_params = _scope_sql(scope, caller)
+    window = (
+        "SELECT e.row_id, e.created_at, e.session_id, e.seq, e.payload, e.role,"
+        f" e.personal_owner FROM entries e WHERE {_SHOWN} AND e.on_branch{entries_sql}"
+        f"{range_sql}"
+    )
+    eligible = f"CASE WHEN s.fork_state = 'complete'{check_sql} THEN 1 ELSE 0 END"
+    columns = (
+        "e.row_id, e.created_at, e.session_id, e.seq, {body}, 1, e.role, s.title, s.owner_id,"
+        " {ok}, {examined}"
+    )
+    sql = (
+        f"WITH w AS ({window}{_ORDER} LIMIT ?)"
+        f" SELECT {columns.format(body='e.payload', ok=eligible, examined='0')}"
+        f" FROM w e JOIN sessions s ON s.id = e.session_id WHERE {raw_sql}"
+        " UNION ALL"
+        f" SELECT {columns.format(body='NULL', ok='0', examined='(SELECT COUNT(*) FROM w)')}"
+        " FROM (SELECT * FROM w ORDER BY created_at, row_id LIMIT 1) e"
+        " JOIN sessions s ON s.id = e.session_id"
+        " ORDER BY 2 DESC, 1 DESC"
+    )
+    return sql, entries_params + range_params + [RAW_WINDOW] + check_params + raw_params
+
+
 def _scope_rows(tx: Tx, caller: Caller, scope: str, cap: int) -> int:
-    """How many search rows the scope holds, counted up to ``cap``."""
-    if scope == "instance":
-        row = tx.one("SELECT COUNT(*) FROM (SELECT 1 FROM search_rows LIMIT ?) c", (cap,))
-    else:
-        scope_sql, scope_params = _scope_sql(scope, caller)
+    """About how many search rows the scope holds, counted up to ``cap``.
+
+    In account scope the owner's sessions' head positions stand in for their entries:
+    one index lookup instead of a join over every entry, close enough to choose a plan.
+    """
+    if scope == "account":
         row = tx.one(
-            "SELECT COUNT(*) FROM (SELECT 1 FROM search_rows r JOIN sessions s"
-            f" ON s.id = r.session_id WHERE TRUE{scope_sql} LIMIT ?) c",
-            [*scope_params, cap],
+            "SELECT COALESCE(SUM(head_seq), 0) FROM sessions"
+            " WHERE owner_id = ? AND kind = 'personal'",
+            (caller.id,),
         )
-    return int(row[0]) if row is not None else 0
+    else:
+        row = tx.one(
+            "SELECT COUNT(*) FROM (SELECT 1 FROM entries e"
+            f" WHERE e.text IS NOT NULL AND {_SHOWN} LIMIT ?) c",
+            (cap,),
+        )
+    return min(int(row[0]), cap) if row is not None else 0
 
 
-def _window_boundary(tx: Tx, window: int) -> tuple[Any, int] | None:
-    """The key of the ``window``-th newest search row, or ``None`` if there are fewer."""
+def _window_boundary(tx: Tx, caller: Caller, scope: str, window: int) -> Key | None:
+    """The key of the scope's ``window``-th newest search row (through the owner's
+    index in account scope), or ``None`` if there are fewer."""
+    entries_sql, entries_params = _scope_entries(scope, caller)
     row = tx.one(
-        "SELECT created_at, row_id FROM search_rows"
-        " ORDER BY created_at DESC, row_id DESC LIMIT 1 OFFSET ?",
-        (window - 1,),
+        f"SELECT e.created_at, e.row_id FROM entries e WHERE {_SHOWN} AND e.text IS NOT NULL"
+        f"{entries_sql}{_ORDER} LIMIT 1 OFFSET ?",
+        [*entries_params, window - 1],
     )
     return None if row is None else (row[0], int(row[1]))
 
 
-def _hit(db: Database, row: Row, query: str) -> Hit | None:
+def _hit(dialect: Dialect, row: Candidate, query: str) -> ServerHit | None:
     """A hit for a candidate row, or ``None`` when its shown text lacks the query."""
-    _, created_at, session_id, seq, body, is_raw, role, title, owner_id, _ = row
-    if is_raw:
+    if row.body is None:
+        return None
+    if row.is_raw:
         try:
-            message = json.loads(body)
-        except ValueError:
+            message = json.loads(row.body)
+        except (ValueError, RecursionError):
             return None
         if not isinstance(message, dict):
             return None
         text = shown_text(message)
-        if find_casefold(text, query) is None:
-            return None
     else:
-        text = str(body)
-    snippet = literal_snippet(text, query, SNIPPET_RADIUS).replace("\x00", "\ufffd")
-    return Hit(
-        session_id=str(session_id),
-        session_title=str(title),
-        seq=int(seq),
-        role=str(role),
-        snippet=snippet,
-        ts=micros_to_iso(db.dialect.ts_value(created_at)),
-        owner_id=str(owner_id),
+        text = row.body
+    span = find_casefold(text, query)
+    if span is None:
+        return None
+    return ServerHit(
+        session_id=str(row.session_id),
+        session_title=str(row.title),
+        seq=int(row.seq),
+        role=str(row.role),
+        snippet=storable(literal_snippet(text, query, SNIPPET_RADIUS)),
+        ts=micros_to_iso(dialect.ts_value(row.created_at)),
+        owner_id=str(row.owner_id),
     )
 
 
@@ -255,7 +311,7 @@ def search_messages(
     scope: str = "account",
     *,
     on_page: Callable[[], None] | None = None,
-) -> list[Hit]:
+) -> list[ServerHit]:
     """Messages whose shown text contains ``query`` (case-insensitive), newest first.
 
     ``on_page`` runs after each candidate query is read; tests use it to interleave
@@ -265,37 +321,55 @@ def search_messages(
     needle = query.strip()
     if utf16_length(needle) < 2 or limit <= 0:
         return []
-    limit = min(limit, MAX_LIMIT)
-    found = _Found(db, needle, limit)
-    projected = uses_projection(needle)
+    found = _Found(db.dialect, needle, min(limit, MAX_LIMIT))
     with db.snapshot() as tx:
-        cursor: tuple[Any, int] | None = None
-        use_index = True
-        if projected:
-            first = _first_plan(tx, caller, scope)
-            use_index = first.use_index
-            if first.lower is not None:
-                # The probe: the newest rows by a plain range scan, cheap however common
-                # the query is; the trigram index then serves only what is older.
-                size = limit
-                probe = _Plan(lower=first.lower, size=size, use_index=False)
-                rows = tx.all(*_page_query(db, caller, needle, scope, probe))
-                found.take(rows)
-                if on_page is not None:
-                    on_page()
-                cursor = first.lower if len(rows) < size else found.cursor
-                use_index = True
-        while not found.done:
-            size = min(PAGE_SIZE, limit - len(found.hits)) if projected else PAGE_SIZE
-            plan = _Plan(cursor=cursor, size=size, use_index=use_index)
-            rows = tx.all(*_page_query(db, caller, needle, scope, plan))
-            found.take(rows)
-            cursor = found.cursor
-            if on_page is not None:
-                on_page()
-            if len(rows) < size:
-                break
+        if uses_projection(needle):
+            _projected_search(tx, caller, scope, found, on_page)
+        else:
+            _raw_search(tx, caller, scope, found, on_page)
     return found.hits
+
+
+def _raw_search(
+    tx: Tx, caller: Caller, scope: str, found: _Found, on_page: Callable[[], None] | None
+) -> None:
+    """Windows of ``RAW_WINDOW`` entries, newest first, until enough hits or no more."""
+    while not found.done:
+        rows = tx.all(*_raw_query(tx.dialect, caller, found.needle, scope, found.cursor))
+        found.take(rows)
+        if on_page is not None:
+            on_page()
+        if max((Candidate(*row).examined for row in rows), default=0) < RAW_WINDOW:
+            return
+
+
+def _projected_search(
+    tx: Tx, caller: Caller, scope: str, found: _Found, on_page: Callable[[], None] | None
+) -> None:
+    first = _first_plan(tx, caller, scope)
+    cursor: Key | None = None
+    use_index = first.use_index
+    if first.lower is not None:
+        # The probe: the newest rows by a plain range scan, cheap however common the
+        # query is; the trigram index then serves only what is older.
+        size = found.limit
+        probe = _Plan(lower=first.lower, size=size, use_index=False)
+        rows = tx.all(*_projected_query(tx.dialect, caller, found.needle, scope, probe))
+        found.take(rows)
+        if on_page is not None:
+            on_page()
+        cursor = first.lower if len(rows) < size else found.cursor
+        use_index = True
+    while not found.done:
+        size = min(PAGE_SIZE, found.limit - len(found.hits))
+        plan = _Plan(cursor=cursor, size=size, use_index=use_index)
+        rows = tx.all(*_projected_query(tx.dialect, caller, found.needle, scope, plan))
+        found.take(rows)
+        cursor = found.cursor
+        if on_page is not None:
+            on_page()
+        if len(rows) < size:
+            return
 
 
 def _first_plan(tx: Tx, caller: Caller, scope: str) -> _Plan:
@@ -304,43 +378,40 @@ def _first_plan(tx: Tx, caller: Caller, scope: str) -> _Plan:
     A scope of at most ``SMALL_SCOPE`` rows is scanned outright, without the trigram
     index: reading a few thousand rows beats listing every match of a common query
     across the instance (and SQLite would drive any ``MATCH`` from the FTS5 table).
-    A larger scope first probes the newest ``PROBE_WINDOW`` rows of the instance by
-    range scan (``lower`` is the oldest key of that window); the index then serves
-    only what is older.
+    A larger scope first probes its newest ``PROBE_WINDOW`` rows by range scan
+    (``lower`` is the oldest key of that window); the index then serves only what is
+    older.
     """
     if _scope_rows(tx, caller, scope, SMALL_SCOPE + 1) <= SMALL_SCOPE:
         return _Plan(use_index=False)
-    boundary = _window_boundary(tx, PROBE_WINDOW)
+    boundary = _window_boundary(tx, caller, scope, PROBE_WINDOW)
     if boundary is None:
         return _Plan(use_index=False)
     return _Plan(lower=boundary, use_index=False)
 
 
 class _Found:
-    """Hits accepted so far, the cursor after the last candidate, and the caps."""
+    """Hits accepted so far and the cursor after the last candidate read."""
 
-    def __init__(self, db: Database, needle: str, limit: int) -> None:
-        self.db = db
+    def __init__(self, dialect: Dialect, needle: str, limit: int) -> None:
+        self.dialect = dialect
         self.needle = needle
         self.limit = limit
-        self.hits: list[Hit] = []
-        self.accepted_raw = 0
-        self.cursor: tuple[Any, int] | None = None
+        self.hits: list[ServerHit] = []
+        self.cursor: Key | None = None
 
     @property
     def done(self) -> bool:
-        return len(self.hits) >= self.limit or self.accepted_raw >= RAW_MATCH_CAP
+        return len(self.hits) >= self.limit
 
-    def take(self, rows: list[Row]) -> None:
-        for row in rows:
+    def take(self, rows: list[tuple[Any, ...]]) -> None:
+        for raw in rows:
             if self.done:
                 return
-            self.cursor = (row[1], int(row[0]))
-            if not row[9]:
+            row = Candidate(*raw)
+            self.cursor = (row.created_at, int(row.row_id))
+            if not row.eligible:
                 continue
-            hit = _hit(self.db, row, self.needle)
-            if hit is None:
-                continue
-            self.hits.append(hit)
-            if row[5]:
-                self.accepted_raw += 1
+            hit = _hit(self.dialect, row, self.needle)
+            if hit is not None:
+                self.hits.append(hit)

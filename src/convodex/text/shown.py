@@ -107,5 +107,10 @@ def projected_text(message: Mapping[str, Any]) -> str | None:
     text = shown_text(message)
     if not text.strip():
         return None
-    # A lone surrogate (legal in JSON escapes) cannot be stored as UTF-8 either.
+    return storable(text)
+
+
+def storable(text: str) -> str:
+    """``text`` with NUL and lone surrogates (legal in JSON escapes, not in UTF-8 or
+    PostgreSQL text) replaced by U+FFFD: how projected rows and snippets carry them."""
     return _LONE_SURROGATE.sub("\ufffd", text.replace("\x00", "\ufffd"))

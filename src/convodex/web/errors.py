@@ -15,9 +15,17 @@ from convodex.errors import ConvodexError
 Handler = Callable[[Request], Awaitable[Response]]
 
 
+#: seconds a client is asked to wait before retrying a 503 (busy or unavailable)
+RETRY_AFTER_SECONDS = 1
+
+
 def error_response(status: int, message: str) -> JSONResponse:
     """``{"ok": false, "error", "status"}``; the message never echoes request content."""
-    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    headers = None
+    if status == 401:
+        headers = {"WWW-Authenticate": "Bearer"}
+    elif status == 503:
+        headers = {"Retry-After": str(RETRY_AFTER_SECONDS)}
     return JSONResponse({"ok": False, "error": message, "status": status}, status, headers)
 
 
@@ -38,7 +46,8 @@ def json_errors(
                 log.warning("database unavailable: %s", type(exc).__name__)
                 return error_response(503, "the database is unavailable")
             except Exception as exc:
-                log.error("unexpected %s in %s", type(exc).__name__, request.url.path)
+                # The handler's name, not the path: paths carry ids callers chose.
+                log.error("unexpected %s in %s", type(exc).__name__, handler.__name__)
                 return error_response(500, "internal error")
 
         return wrapped

@@ -1,36 +1,94 @@
-"""HTTP surface of the conversation server (SPEC S4): ``/brain/search`` and the
+"""HTTP surface of the conversation server (SPEC S4, S5): ``/brain/search`` and the
 authenticated journal write API. Thin: parse, authenticate, call the library in a
 thread pool, shape JSON. Every error has one shape: ``{"ok": false, "error", "status"}``.
+
+No driver is imported here: the library reports a busy or unreachable database as
+:class:`~convodex.server.db.DatabaseUnavailable` (503 with ``Retry-After``), so this
+module works on the lean install with SQLite.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import psycopg
-import psycopg_pool
+import anyio
+import msgspec
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from convodex.errors import QueryError, Unauthorized
+from convodex import models
+from convodex.errors import InvalidInput, QueryError, Unauthorized
 from convodex.server import journal
 from convodex.server.accounts import Caller, authenticate
 from convodex.server.db import Database
+from convodex.server.inputs import check_seq
 from convodex.server.search import search_messages
 from convodex.web.errors import error_response, json_errors
 
 log = logging.getLogger("convodex.server.http")
+access_log = logging.getLogger("convodex.server.access")
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 200
+#: the largest request body accepted (413 beyond); a message payload rarely nears it
+MAX_BODY_BYTES = 16 * 1024 * 1024
+#: the deepest nesting of arrays and objects accepted in a request body (400 beyond)
+MAX_BODY_DEPTH = 64
 
-_endpoint = json_errors(log, (psycopg_pool.PoolTimeout, psycopg.OperationalError))
+_endpoint = json_errors(log)
+
+
+class BodyTooLarge(InvalidInput):
+    """The request body is over ``MAX_BODY_BYTES``."""
+
+    status = 413
+
+
+class AccessLog:
+    """One log line per request: client, method, route template, status and time.
+
+    Never the path as sent (it carries ids callers chose), its query string, a header
+    or the body: no log line may carry a query, a token or content (SPEC S5).
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = 500
+
+        async def record(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+            await send(message)
+
+        try:
+            await self.app(scope, receive, record)
+        finally:
+            route = getattr(scope.get("route"), "path", "-")
+            client = (scope.get("client") or ("-",))[0]
+            access_log.info(
+                '%s "%s %s" %d %.0f ms',
+                client,
+                scope["method"],
+                route,
+                status,
+                (time.perf_counter() - started) * 1000,
+            )
 
 
 async def _caller(request: Request) -> Caller:
@@ -43,16 +101,51 @@ async def _caller(request: Request) -> Caller:
 
 
 async def _body(request: Request) -> dict[str, Any]:
-    raw = await request.body()
+    """The JSON object body, within the size and nesting limits (SPEC S5)."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        raise BodyTooLarge(f"the request body is over {MAX_BODY_BYTES} bytes")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            raise BodyTooLarge(f"the request body is over {MAX_BODY_BYTES} bytes")
+        chunks.append(chunk)
+    raw = b"".join(chunks)
     if not raw:
         return {}
     try:
-        body = await request.json()
-    except ValueError:
+        body = msgspec.json.decode(raw)
+    except RecursionError:
+        raise QueryError(_TOO_DEEP) from None
+    except msgspec.DecodeError:
         raise QueryError("the request body must be JSON") from None
     if not isinstance(body, dict):
         raise QueryError("the request body must be a JSON object")
+    if _deeper_than(body, MAX_BODY_DEPTH):
+        raise QueryError(_TOO_DEEP)
     return body
+
+
+_TOO_DEEP = f"the request body nests deeper than {MAX_BODY_DEPTH} levels"
+
+
+def _deeper_than(value: object, limit: int) -> bool:
+    """Whether arrays and objects in ``value`` nest more than ``limit`` levels."""
+    stack: list[tuple[object, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: list[object] = list(item.values())
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
 
 
 def _opt_str(body: dict[str, Any], key: str) -> str | None:
@@ -65,7 +158,7 @@ def _opt_str(body: dict[str, Any], key: str) -> str | None:
 
 
 def _seq(request: Request) -> int:
-    return int(request.path_params["seq"])
+    return check_seq(request.path_params["seq"])
 
 
 def _session_id(request: Request) -> str:
@@ -82,15 +175,18 @@ async def search(request: Request) -> Response:
     except ValueError:
         raise QueryError("limit must be an integer") from None
     limit = min(limit, MAX_LIMIT)
-    hits = await run_in_threadpool(
-        search_messages,
-        request.app.state.db,
-        caller,
-        params.get("q", ""),
-        limit,
-        params.get("scope") or "account",
+    state = request.app.state
+    if getattr(state, "search_limiter", None) is None:
+        # Searches beyond the dialect's useful concurrency wait here, so writes (which
+        # hold SQLite's one write connection) are not starved of the CPU.
+        state.search_limiter = anyio.CapacityLimiter(state.db.dialect.concurrent_searches)
+    hits = await anyio.to_thread.run_sync(
+        lambda: search_messages(
+            state.db, caller, params.get("q", ""), limit, params.get("scope") or "account"
+        ),
+        limiter=state.search_limiter,
     )
-    return JSONResponse({"hits": [hit.as_json() for hit in hits]})
+    return Response(models.encode({"hits": hits}), media_type="application/json")
 
 
 @_endpoint
@@ -123,8 +219,8 @@ async def append_entry(request: Request) -> Response:
     meta = body.get("meta", False)
     if not isinstance(payload, dict):
         raise QueryError("payload must be a message object")
-    if parent is not None and (isinstance(parent, bool) or not isinstance(parent, int)):
-        raise QueryError("parentSeq must be an integer")
+    if parent is not None:
+        check_seq(parent, "parentSeq")
     if not isinstance(meta, bool):
         raise QueryError("meta must be true or false")
     seq = await run_in_threadpool(
@@ -237,6 +333,10 @@ def create_app(db: Database) -> Starlette:
         Route("/brain/sessions/{session_id}/rekey", rekey_session, methods=["POST"]),
         Route("/brain/sessions/{session_id}/clear", clear_session, methods=["POST"]),
     ]
-    app = Starlette(routes=routes, exception_handlers={HTTPException: _http_error})
+    app = Starlette(
+        routes=routes,
+        middleware=[Middleware(AccessLog)],
+        exception_handlers={HTTPException: _http_error},
+    )
     app.state.db = db
     return app

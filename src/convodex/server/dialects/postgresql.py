@@ -8,14 +8,30 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import psycopg
-from psycopg_pool import ConnectionPool
+from psycopg.errors import LockNotAvailable, TransactionRollback
+from psycopg_pool import ConnectionPool, PoolTimeout
 
-from convodex.server.db import EPOCH, Database, Dialect, Tx, like_escape, now_micros
+from convodex.server.db import (
+    EPOCH,
+    Database,
+    DatabaseUnavailable,
+    Dialect,
+    Tx,
+    like_escape,
+    now_micros,
+)
+from convodex.server.matching import UNICODE_ESCAPE, LikeGroup, ascii_lower
+
+#: how long a statement waits for a lock another transaction holds
+LOCK_TIMEOUT_MS = 5000
 
 
 class PostgresDialect(Dialect):
     name = "postgresql"
     for_update = " FOR UPDATE"
+    fence = " OFFSET 0"
+    # A search mostly waits for the database server, not for this process.
+    concurrent_searches = 8
 
     def sql(self, text: str) -> str:
         # The shared SQL never contains a literal %, so this translation is exact.
@@ -29,20 +45,31 @@ class PostgresDialect(Dialect):
             raise TypeError("expected a timestamp")
         return (value - EPOCH) // timedelta(microseconds=1)
 
-    def text_candidates(self, use_index: bool) -> tuple[str, str]:
+    def text_match(self, use_index: bool) -> str:
         # ILIKE folds case by the database's LC_CTYPE (Unicode under a UTF-8 locale).
         if not use_index:
             # ``text || ''`` is not the indexed expression: the planner must use the
             # owner or range scan it was asked for, whatever it estimates for pg_trgm.
-            return ("search_rows r", "(r.text || '') ILIKE ? ESCAPE '\\'")
-        return ("search_rows r", "r.text ILIKE ? ESCAPE '\\'")
+            return "(e.text || '') ILIKE ?"
+        return "e.text ILIKE ?"
 
     def text_params(self, query: str, use_index: bool) -> list[object]:
         return ["%" + like_escape(query) + "%"]
 
-    def raw_match(self, column: str) -> str:
-        # Under the C collation ILIKE lower-cases ASCII letters only.
-        return f"{column} COLLATE \"C\" ILIKE ? ESCAPE '\\'"
+    def raw_match(self, column: str, group: LikeGroup) -> tuple[str, list[object]]:
+        # Under the C collation lower() folds ASCII letters only (ILIKE would fold the
+        # text again for every pattern); backslash is LIKE's default escape; array
+        # parameters keep the statement text fixed. Most payloads hold no \u escape,
+        # so the escaped forms are tried only on those that do.
+        low = f'lower({column} COLLATE "C")'
+        return (
+            f"({low} LIKE ANY (?) OR (strpos({column}, ?) > 0 AND {low} LIKE ANY (?)))",
+            [
+                [ascii_lower(p) for p in group.plain],
+                UNICODE_ESCAPE,
+                [ascii_lower(p) for p in group.escaped],
+            ],
+        )
 
 
 class PostgresDatabase(Database):
@@ -55,19 +82,31 @@ class PostgresDatabase(Database):
             url,
             min_size=min_size,
             max_size=max_size,
-            kwargs={"autocommit": True},
+            # A write waiting this long for another transaction's lock gives up: the
+            # caller gets 503 and retries, as with SQLite's busy timeout.
+            kwargs={"autocommit": True, "options": f"-c lock_timeout={LOCK_TIMEOUT_MS}"},
             open=True,
             name="convodex-server",
         )
 
     @contextmanager
     def write(self) -> Iterator[Tx]:
-        with self.pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
+        with (
+            _translated(),
+            self.pool.connection() as conn,
+            conn.transaction(),
+            conn.cursor() as cur,
+        ):
             yield Tx(self.dialect, cur)
 
     @contextmanager
     def snapshot(self) -> Iterator[Tx]:
-        with self.pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
+        with (
+            _translated(),
+            self.pool.connection() as conn,
+            conn.transaction(),
+            conn.cursor() as cur,
+        ):
             cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             yield Tx(self.dialect, cur)
 
@@ -85,3 +124,15 @@ class PostgresDatabase(Database):
 
     def close(self) -> None:
         self.pool.close()
+
+
+@contextmanager
+def _translated() -> Iterator[None]:
+    """A pool timeout, a lost connection or a serialization failure as
+    :class:`DatabaseUnavailable` (HTTP 503): the request may be retried."""
+    try:
+        yield
+    except (PoolTimeout, LockNotAvailable, TransactionRollback) as exc:
+        raise DatabaseUnavailable("the database is busy") from exc
+    except psycopg.OperationalError as exc:
+        raise DatabaseUnavailable("the database is unavailable") from exc
