@@ -5,10 +5,10 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from server_helpers import tool_result, user
 
 from convodex.errors import AccessDenied, QueryError
 from convodex.server import Caller, Database, append, create_session, search_messages
+from server.server_helpers import tool_result, user
 from server_fixtures import People
 
 pytestmark = pytest.mark.usefixtures("tuning")

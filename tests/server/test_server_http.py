@@ -6,10 +6,10 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from server_helpers import serving, user
 
 from convodex.server import Database, append, create_session
 from convodex.web.server_app import create_app
+from server.server_helpers import serving, user
 from server_fixtures import People
 
 

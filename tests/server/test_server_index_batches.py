@@ -4,7 +4,6 @@ is indexed and whatever is still pending, every mutation shows in the next searc
 from __future__ import annotations
 
 import pytest
-from server_helpers import tool_result, user
 
 from convodex.server import (
     Database,
@@ -16,6 +15,7 @@ from convodex.server import (
     rewrite,
     search_messages,
 )
+from server.server_helpers import tool_result, user
 from server_fixtures import People
 
 pytestmark = pytest.mark.usefixtures("tuning")

@@ -10,7 +10,6 @@ import json
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from server_helpers import assistant, tool_result, user
 
 from convodex.server import (
     Database,
@@ -23,6 +22,7 @@ from convodex.server import (
     search_messages,
 )
 from convodex.text.shown import projected_text
+from server.server_helpers import assistant, tool_result, user
 from server_fixtures import People
 
 pytestmark = pytest.mark.usefixtures("tuning")

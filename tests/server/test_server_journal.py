@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 
 import pytest
-from server_helpers import assistant, tool_result, user
 
 from convodex.errors import AccessDenied, Conflict, NotFound, QueryError
 from convodex.server import (
@@ -29,6 +28,7 @@ from convodex.server import (
 )
 from convodex.server.journal import append_entry
 from convodex.server.projection import new_entry
+from server.server_helpers import assistant, tool_result, user
 from server_fixtures import People
 
 pytestmark = pytest.mark.usefixtures("tuning")

@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from server_helpers import user
 
 from convodex.server import (
     Caller,
@@ -21,6 +20,7 @@ from convodex.server import (
 )
 from convodex.server.db import available_migrations
 from pg import TempPostgres
+from server.server_helpers import user
 
 _names = itertools.count()
 

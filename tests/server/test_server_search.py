@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from server_helpers import assistant, tool_call, user
 
 from convodex.models import to_builtins
 from convodex.server import Database, append, create_session, search_messages
 from convodex.server.search import MAX_LIMIT
+from server.server_helpers import assistant, tool_call, user
 from server_fixtures import People
 
 pytestmark = pytest.mark.usefixtures("tuning")

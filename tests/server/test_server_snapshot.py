@@ -5,9 +5,9 @@ from __future__ import annotations
 import threading
 
 import pytest
-from server_helpers import tool_call, user
 
 from convodex.server import Database, append, create_session, remove, rewrite, search_messages
+from server.server_helpers import tool_call, user
 from server_fixtures import People
 
 pytestmark = pytest.mark.usefixtures("tuning")
