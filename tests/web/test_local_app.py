@@ -116,6 +116,7 @@ def test_one_error_shape(root: Path, cache_dir: Path) -> None:
             ("/search", {"q": "x", "cursor": "garbage"}, 400),
             ("/sessions/nope", {}, 404),
             ("/sessions/nope/around", {"index": 1}, 404),
+            ("/sessions/s1/around", {"index": "1" * 30}, 400),  # beyond SQLite's integers
             ("/no/such/route", {}, 404),
         ]
         for path, params, status in cases:

@@ -44,14 +44,21 @@ EVENT_POLL_SECONDS = 0.25
 _endpoint = json_errors(log)
 
 
+# Integers in requests stay well inside SQLite's 64 bits (a message index, a limit).
+MAX_INT_PARAM = 2**53
+
+
 def _int(request: Request, name: str, default: int | None = None) -> int | None:
     raw = request.query_params.get(name)
     if raw is None or raw == "":
         return default
     try:
-        return int(raw)
+        value = int(raw)
     except ValueError as exc:
         raise QueryError(f"{name} must be an integer") from exc
+    if abs(value) > MAX_INT_PARAM:
+        raise QueryError(f"{name} is out of range")
+    return value
 
 
 def _service(request: Request) -> HistoryService:
