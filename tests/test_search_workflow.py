@@ -7,6 +7,7 @@ and at known times; every assertion reads ``convodex search --json`` or its text
 from __future__ import annotations
 
 import json
+import os
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ import pytest
 
 from helpers import (
     CliRun,
+    append_lines,
     as_json,
     write_claude_session,
     write_codex_rollout,
@@ -237,3 +239,24 @@ def test_text_output_groups_marks_and_ends_with_counts(
     monkeypatch.setenv("NO_COLOR", "1")
     assert "\x1b[" not in cli("search", "common", "--color", "auto").output
     json.loads(cli("search", "common", "--json").output)  # --json is never coloured
+
+
+def test_messages_without_a_time_take_their_sessions_activity(cli: CliRun, tmp_path: Path) -> None:
+    root = tmp_path / "untimed"
+    older = write_session(root, "older", [{"role": "user", "content": "kestrel sighting"}])
+    newer = write_session(root, "newer", [{"role": "user", "content": "kestrel again"}])
+    os.utime(older, (1_700_000_000, 1_700_000_000))
+    os.utime(newer, (1_750_000_000, 1_750_000_000))
+    as_json(cli("index", "--root", str(root), "--json"))
+    hits = search(cli, "kestrel", "--sort", "newest")["hits"]
+    assert [h["sessionId"] for h in hits] == ["newer", "older"]
+    assert [h["messageAt"] for h in hits] == [None, None]  # no time of their own
+    # Only the newer one falls in a window around its file's time.
+    assert sessions(search(cli, "kestrel", "--since", "2025-01-01")["hits"]) == {"newer"}
+    # An append with a time moves the session's activity, and its untimed message too.
+    append_lines(
+        older, [{"role": "user", "content": "kestrel late", "createdAt": 1_760_000_000_000}]
+    )
+    as_json(cli("index", "--root", str(root), "--json"))
+    hits = search(cli, "kestrel", "--sort", "newest")["hits"]
+    assert [h["ref"] for h in hits] == ["older#0", "older#1", "newer#0"]

@@ -142,6 +142,9 @@ class Batch:
     last_activity: int | None = None
     first_activity: int | None = None
     title_index: int | None = None
+    # Whether the read so far met a message without its own time (its time is then
+    # the session's last activity, updated as that moves).
+    untimed: bool = False
     size: int = 0
 
     @classmethod
@@ -175,6 +178,7 @@ class Batch:
                 self.title_index = message.index
         at = message.created_at
         self.messages.append((base, at or 0, at is not None, message.session_id))
+        self.untimed = self.untimed or at is None
         if at is not None:
             self.last_activity = max(self.last_activity or 0, at)
             self.first_activity = min(self.first_activity or at, at)
@@ -231,8 +235,9 @@ class SourceReader:
         retained = self.budget.meter(path, "retained")
         fmt = FORMATS[src.format]
         try:
-            # The session's workspace, re-read whenever its rows are rebuilt.
-            workspace = fmt.info(path).workspace_root if rebuild else None
+            # The session's workspace: read when the source was registered, again when
+            # an indexed source is rebuilt (its file was replaced or rewritten).
+            workspace = fmt.info(path).workspace_root if src.byte_offset else None
             for message in fmt.read(path, result, self.budget):
                 if message.index >= MESSAGE_LIMIT:
                     raise SourceError(str(path), "too many messages in one session")
@@ -250,6 +255,7 @@ class SourceReader:
                         wipe=False,
                         first_activity=batch.first_activity,
                         title_index=batch.title_index,
+                        untimed=batch.untimed,
                     )
                 retained.add(message.length)
                 batch.add(message)

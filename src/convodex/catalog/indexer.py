@@ -89,8 +89,12 @@ def apply_batch(db: sqlite3.Connection, batch: Batch) -> bool:
     spans.insert(db, batch.source_id, batch.first_index, batch.locations)
     db.executemany(_INSERT_MESSAGES, batch.messages)
     if batch.checkpoint is not None:
-        db.execute(_UPDATE_CHECKPOINT, batch.checkpoint._asdict())
-        db.execute(_UNTIMED_AT, (batch.source_id, *source_rowid_range(batch.source_id)))
+        checkpoint = batch.checkpoint
+        db.execute(_UPDATE_CHECKPOINT, checkpoint._asdict())
+        # Once a read ends: untimed messages take the session's (new) last activity. A
+        # rebuild that met none has none; an append may move earlier ones.
+        if checkpoint.pending == 0 and (batch.untimed or not checkpoint.rebuild):
+            db.execute(_UNTIMED_AT, (batch.source_id, *source_rowid_range(batch.source_id)))
     return True
 
 
@@ -140,8 +144,8 @@ class Indexer:
                     info = FORMATS[item.format].info(item.path)
                     db.execute(
                         "INSERT INTO sources(path, root_id, format, session_id, subagent, "
-                        "archived, seen_generation, pending, health) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?, 1, 'ok')",
+                        "archived, workspace, seen_generation, pending, health) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, 'ok')",
                         (
                             path,
                             root_id,
@@ -149,6 +153,7 @@ class Indexer:
                             info.session_id,
                             int(info.subagent),
                             int(info.archived),
+                            info.workspace_root,
                             generation,
                         ),
                     )
@@ -366,8 +371,16 @@ class Indexer:
         with self.catalog.transaction() as db:
             db.execute(
                 "INSERT OR IGNORE INTO sources(path, root_id, format, session_id, subagent, "
-                "archived, pending, health) VALUES (?, ?, ?, ?, ?, ?, 1, 'ok')",
-                (str(path), owner, fmt, info.session_id, int(info.subagent), int(info.archived)),
+                "archived, workspace, pending, health) VALUES (?, ?, ?, ?, ?, ?, ?, 1, 'ok')",
+                (
+                    str(path),
+                    owner,
+                    fmt,
+                    info.session_id,
+                    int(info.subagent),
+                    int(info.archived),
+                    info.workspace_root,
+                ),
             )
         return self.source_by_path(path)
 

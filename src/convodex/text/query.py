@@ -370,6 +370,7 @@ def tool_expression(names: Sequence[str]) -> str:
     return " OR ".join(_quote(TOOL_MARK + tool_token(name)) for name in names)
 
 
+@functools.lru_cache(maxsize=1024)
 def tool_token(name: str) -> str:
     """A tool's name as one folded token (``Read-File`` → ``read_file``)."""
     return "_".join(t.text for t in iter_tokens(name)) or "_"
