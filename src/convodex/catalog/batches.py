@@ -10,7 +10,9 @@ import contextlib
 import hashlib
 import os
 import signal
-from collections.abc import Iterator
+import socket
+import tempfile
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
@@ -33,8 +35,8 @@ SIGNATURE_WINDOW = 4096
 # Whatever goes wrong reading one source fails that source, never the run (L5
 # isolation): budgets, OS errors, and a reader's surprise at hostile input alike.
 SOURCE_FAILURES = (Exception,)
-# What a helper's send raises once the indexing process that reads its pipe is gone.
-PARENT_GONE = (BrokenPipeError, ConnectionResetError, EOFError)
+# What a helper's receive or send raises once the indexing process it serves is gone.
+PARENT_GONE = (EOFError, OSError)
 
 
 def projection_text(text: str, tool_name: str | None = None) -> str:
@@ -326,22 +328,75 @@ class SourceReader:
         return len(result.errors)
 
 
-def read_in_helper(
-    conn: Connection, sources: list[PendingSource], budget: Budget, group_bytes: int
-) -> None:
-    """Helper-process entry point: sources' batches in groups of about ``group_bytes``.
+class HelperChannel:
+    """Where an index helper connects back to its parent: a Unix socket in a private
+    temporary directory.
+
+    The helper is handed only this address, never an open descriptor: multiprocessing
+    would pass one through the parent (its resource sharer), and a helper starting
+    while its parent is killed would then die in the middle of its start-up, traceback
+    and all. Connecting, it finds the parent gone and exits quietly instead.
+    """
+
+    def __init__(self) -> None:
+        self._folder = tempfile.TemporaryDirectory(prefix="convodex-helper-")
+        self.address = os.path.join(self._folder.name, "helper.sock")
+        self._server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._server.bind(self.address)
+        self._server.listen(1)
+
+    def accept(self, alive: Callable[[], bool], poll: float = 0.5) -> Connection | None:
+        """The helper's connection, or ``None`` once it is no longer alive."""
+        self._server.settimeout(poll)
+        while True:
+            try:
+                sock, _ = self._server.accept()
+            except TimeoutError:
+                if alive():
+                    continue
+                return None
+            sock.setblocking(True)
+            return _connection(sock)
+
+    def close(self) -> None:
+        self._server.close()
+        self._folder.cleanup()
+
+    def __enter__(self) -> HelperChannel:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _connection(sock: socket.socket) -> Connection:
+    from multiprocessing.connection import Connection
+
+    return Connection(sock.detach())
+
+
+def read_in_helper(address: str, budget: Budget, group_bytes: int) -> None:
+    """Helper-process entry point: the sources the parent sends, read into batches and
+    sent back in groups of about ``group_bytes``.
 
     The parent receives on its own thread, only when it wants the next group, so no
-    thread of the parent competes with its SQLite inserts for the GIL; the pipe keeps
+    thread of the parent competes with its SQLite inserts for the GIL; the socket keeps
     the helper one group ahead: it reads group N+1 while the parent commits group N.
 
     The parent decides when to stop: an interrupt is its to handle, and once it is gone
-    (killed, out of memory) the next send fails and the helper exits quietly; the
-    parent reads whatever the helper did not deliver itself.
+    (killed, out of memory) the next receive or send fails and the helper exits
+    quietly; the parent reads whatever the helper did not deliver itself.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.connect(address)
+    except OSError:
+        return  # the parent is gone already
+    conn = _connection(sock)
     reader = SourceReader(budget)
     try:
+        sources: list[PendingSource] = conn.recv()
         group: list[tuple[int, list[Batch]]] = []
         size = 0
         for src in sources:

@@ -18,7 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from convodex.catalog import spans
-from convodex.catalog.batches import Batch, PendingSource, SourceReader, read_in_helper
+from convodex.catalog.batches import (
+    Batch,
+    HelperChannel,
+    PendingSource,
+    SourceReader,
+    read_in_helper,
+)
 from convodex.catalog.db import Catalog
 from convodex.catalog.rowids import source_rowid_range
 from convodex.models import IndexStats
@@ -328,38 +334,44 @@ class Indexer:
         sources it did not deliver are read here instead: slower, never stuck.
         """
         context = multiprocessing.get_context("spawn")
-        receive, send = context.Pipe(duplex=False)
-        helper = context.Process(
-            target=read_in_helper, args=(send, sources, self.budget, COMMIT_BYTES), daemon=True
-        )
         delivered: set[int] = set()
-        try:
-            helper.start()
-            send.close()
-            while True:
-                # Poll, so a helper that died while the pipe's other end is still held
-                # open (by spawn's resource sharer) cannot leave this waiting forever.
-                if not receive.poll(HELPER_POLL_SECONDS):
+        with HelperChannel() as channel:
+            # The helper gets only the channel's address: a small start-up message,
+            # nothing it could read half of should this process die meanwhile.
+            helper = context.Process(
+                target=read_in_helper,
+                args=(channel.address, self.budget, COMMIT_BYTES),
+                daemon=True,
+            )
+            try:
+                helper.start()
+                receive = channel.accept(helper.is_alive)
+                if receive is None:
+                    raise EOFError  # it died before it connected
+                with receive:
+                    receive.send(sources)
+                    while True:
+                        # Poll, so a helper that died can never leave this waiting.
+                        if not receive.poll(HELPER_POLL_SECONDS):
+                            if helper.is_alive():
+                                continue
+                            if not receive.poll(0):
+                                break
+                        item = receive.recv()
+                        if isinstance(item, IndexStats):
+                            self.stats.add(item)
+                            return
+                        for src_id, batches in item:
+                            delivered.add(src_id)
+                            yield src_id, batches
+            except (EOFError, OSError):
+                pass
+            finally:
+                if helper.pid is not None:
+                    helper.join(10)
                     if helper.is_alive():
-                        continue
-                    if not receive.poll(0):
-                        break
-                item = receive.recv()
-                if isinstance(item, IndexStats):
-                    self.stats.add(item)
-                    return
-                for src_id, batches in item:
-                    delivered.add(src_id)
-                    yield src_id, batches
-        except (EOFError, OSError):
-            pass
-        finally:
-            receive.close()
-            if helper.pid is not None:
-                helper.join(10)
-                if helper.is_alive():
-                    helper.kill()
-                    helper.join()
+                        helper.kill()
+                        helper.join()
         reader = SourceReader(self.budget)
         for src in sources:
             if src.id not in delivered:

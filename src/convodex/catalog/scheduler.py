@@ -137,7 +137,8 @@ class Scheduler:
             log.warning("the catalog was damaged: it was moved aside and is being rebuilt")
             self.request_scan()
         else:
-            log.warning("background indexing failed (%s); the next scan retries", exc.__class__)
+            name = type(exc).__name__
+            log.warning("background indexing failed (%s); the next scan retries", name)
 
     def _wait_for_deferral(self) -> None:
         while not self._stop.is_set() and time.monotonic() < self._defer_until:

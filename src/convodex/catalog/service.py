@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from convodex import config
 from convodex.catalog.db import Catalog, catalog_error, connect, is_corruption, open_catalog
@@ -33,6 +33,7 @@ from convodex.catalog.search import RuntimeState, Searcher, progress, root_ids_f
 from convodex.errors import NotFound, QueryError, SourceError
 from convodex.models import (
     AroundResult,
+    ContextMessage,
     Event,
     IndexStats,
     Progress,
@@ -245,7 +246,7 @@ class HistoryService:
     ) -> AroundResult:
         """The messages around one message of a session, read from its source."""
 
-        def run() -> tuple[str, list[Any]]:
+        def run() -> tuple[str, list[ContextMessage]]:
             found, _ = self.find_source(session_id, path)
             return found, self.searcher().around(found, message_index, before, after)
 
