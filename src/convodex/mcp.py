@@ -520,7 +520,12 @@ async def _serve(tool: HistoryTool) -> None:
 
 
 def serve_stdio(
-    roots: list[Path], cache_dir: Path | None, *, scoped: bool, index: bool = True
+    roots: list[Path],
+    cache_dir: Path | None,
+    *,
+    scoped: bool,
+    index: bool = True,
+    follow_symlinks: bool = False,
 ) -> None:
     """Serve until the client closes stdin. ``scoped`` limits searches to ``roots``.
 
@@ -528,7 +533,9 @@ def serve_stdio(
     scan, then periodic rescans), so calls never wait for a scan.
     """
     background = Background(rescan_seconds=RESCAN_SECONDS, listen_for_hints=False)
-    with HistoryService.open(cache_dir, roots, scoped=scoped, background=background) as service:
+    with HistoryService.open(
+        cache_dir, roots, scoped=scoped, background=background, follow_symlinks=follow_symlinks
+    ) as service:
         if index:
             service.start()
         anyio.run(_serve, HistoryTool(service))

@@ -58,7 +58,11 @@ def transaction(
         pause = min(pause * 2, 0.2)
     try:
         yield db
+        db.execute("COMMIT")
     except BaseException:
-        db.execute("ROLLBACK")
+        # SQLite may have rolled back already (a full disk, an I/O error, a failed
+        # COMMIT): a second ROLLBACK would raise and hide the error that matters.
+        if db.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                db.execute("ROLLBACK")
         raise
-    db.execute("COMMIT")

@@ -6,9 +6,13 @@ tokenizing (Python) overlap with FTS5 inserts (SQLite) on two cores.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
-from collections.abc import Iterator
+import signal
+import socket
+import tempfile
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
@@ -16,7 +20,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from convodex.catalog.rowids import MESSAGE_LIMIT, PART_LIMIT, doc_rowid, message_base
 from convodex.errors import SourceError
 from convodex.models import IndexStats
-from convodex.sources.base import Budget, ReadResult, SourceMessage, append_only
+from convodex.sources.base import Budget, ReadResult, SourceMessage, append_only, open_source
 from convodex.sources.discover import FORMATS, FileStat, source_stat
 from convodex.text.query import tool_token
 from convodex.text.tokens import TAIL_MARK, TOOL_MARK, cjk_run_tails, tokenize
@@ -28,8 +32,11 @@ if TYPE_CHECKING:
 
 BATCH_BYTES = 8 * 1024 * 1024
 SIGNATURE_WINDOW = 4096
-# Errors that fail one source and never the run (L5 isolation).
-SOURCE_FAILURES = (SourceError, OSError, UnicodeError, ValueError, RecursionError, MemoryError)
+# Whatever goes wrong reading one source fails that source, never the run (L5
+# isolation): budgets, OS errors, and a reader's surprise at hostile input alike.
+SOURCE_FAILURES = (Exception,)
+# What a helper's receive or send raises once the indexing process it serves is gone.
+PARENT_GONE = (EOFError, OSError)
 
 
 def projection_text(text: str, tool_name: str | None = None) -> str:
@@ -57,7 +64,7 @@ def signature(path: str | os.PathLike[str], offset: int) -> bytes:
     Cheap enough to check on every append without rereading the indexed prefix.
     """
     digest = hashlib.blake2b(offset.to_bytes(8, "little"), digest_size=16)
-    with open(path, "rb") as handle:
+    with open_source(path) as handle:
         digest.update(handle.read(min(offset, SIGNATURE_WINDOW)))
         start = max(0, offset - SIGNATURE_WINDOW)
         handle.seek(start)
@@ -121,6 +128,19 @@ class PendingSource:
     message_count: int
     inode: int | None
     signature: bytes | None
+    # The file's size and mtime at that checkpoint: the same size with another mtime
+    # is an edit in place, which the log signature may not see (L5).
+    size: int | None = None
+    mtime_ns: int | None = None
+
+    def rewritten(self, st: FileStat) -> bool:
+        """Whether the file was rewritten rather than appended to since the checkpoint."""
+        return (
+            self.inode != st.inode
+            or st.size < self.byte_offset
+            or (st.size == self.size and st.mtime_ns != self.mtime_ns)
+            or self.signature != safe_signature(self.path, self.byte_offset)
+        )
 
 
 @dataclass(slots=True)
@@ -218,13 +238,7 @@ class SourceReader:
             self.stats.count_failure(type(exc).__name__)
             yield Batch.failed(src.id, "failed", type(exc).__name__, None)
             return
-        rebuild = (
-            src.byte_offset == 0
-            or not append_only(FORMATS[src.format])
-            or src.inode != st.inode
-            or st.size < src.byte_offset
-            or src.signature != safe_signature(path, src.byte_offset)
-        )
+        rebuild = src.byte_offset == 0 or not append_only(FORMATS[src.format]) or src.rewritten(st)
         result = ReadResult(0, 0) if rebuild else ReadResult(src.byte_offset, src.message_count)
         # Rows exist only behind a nonzero checkpoint (they commit together).
         batch = Batch(src.id, wipe=rebuild and src.byte_offset > 0)
@@ -320,17 +334,75 @@ class SourceReader:
         return len(result.errors)
 
 
-def read_in_helper(
-    conn: Connection, sources: list[PendingSource], budget: Budget, group_bytes: int
-) -> None:
-    """Helper-process entry point: sources' batches in groups of about ``group_bytes``.
+class HelperChannel:
+    """Where an index helper connects back to its parent: a Unix socket in a private
+    temporary directory.
+
+    The helper is handed only this address, never an open descriptor: multiprocessing
+    would pass one through the parent (its resource sharer), and a helper starting
+    while its parent is killed would then die in the middle of its start-up, traceback
+    and all. Connecting, it finds the parent gone and exits quietly instead.
+    """
+
+    def __init__(self) -> None:
+        self._folder = tempfile.TemporaryDirectory(prefix="convodex-helper-")
+        self.address = os.path.join(self._folder.name, "helper.sock")
+        self._server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._server.bind(self.address)
+        self._server.listen(1)
+
+    def accept(self, alive: Callable[[], bool], poll: float = 0.5) -> Connection | None:
+        """The helper's connection, or ``None`` once it is no longer alive."""
+        self._server.settimeout(poll)
+        while True:
+            try:
+                sock, _ = self._server.accept()
+            except TimeoutError:
+                if alive():
+                    continue
+                return None
+            sock.setblocking(True)
+            return _connection(sock)
+
+    def close(self) -> None:
+        self._server.close()
+        self._folder.cleanup()
+
+    def __enter__(self) -> HelperChannel:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _connection(sock: socket.socket) -> Connection:
+    from multiprocessing.connection import Connection
+
+    return Connection(sock.detach())
+
+
+def read_in_helper(address: str, budget: Budget, group_bytes: int) -> None:
+    """Helper-process entry point: the sources the parent sends, read into batches and
+    sent back in groups of about ``group_bytes``.
 
     The parent receives on its own thread, only when it wants the next group, so no
-    thread of the parent competes with its SQLite inserts for the GIL; the pipe keeps
+    thread of the parent competes with its SQLite inserts for the GIL; the socket keeps
     the helper one group ahead: it reads group N+1 while the parent commits group N.
+
+    The parent decides when to stop: an interrupt is its to handle, and once it is gone
+    (killed, out of memory) the next receive or send fails and the helper exits
+    quietly; the parent reads whatever the helper did not deliver itself.
     """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.connect(address)
+    except OSError:
+        return  # the parent is gone already
+    conn = _connection(sock)
     reader = SourceReader(budget)
     try:
+        sources: list[PendingSource] = conn.recv()
         group: list[tuple[int, list[Batch]]] = []
         size = 0
         for src in sources:
@@ -342,5 +414,8 @@ def read_in_helper(
                 group, size = [], 0
         conn.send(group)
         conn.send(reader.stats)
+    except PARENT_GONE:
+        pass
     finally:
-        conn.close()
+        with contextlib.suppress(OSError):
+            conn.close()

@@ -4,12 +4,18 @@ The catalog is a disposable projection; nothing in it is authoritative. So the o
 policy prefers answering over failing: a remote or unusable cache directory gets an
 in-memory catalog, a corrupt file is renamed aside and rebuilt, and a file written by
 a newer build is kept untouched and served read-only ("degraded"). Only a catalog
-busy in another process is an error, because waiting is the right answer to it.
+busy in another process is an error, because waiting is the right answer to it, and
+a full disk, which no rebuild can fix.
+
+Damage found later (a search or an index run reading a bad page) goes the same way:
+``Catalog.recover`` quarantines the file and reopens by this policy, in place, so
+everyone holding the catalog carries on with the new one.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import threading
 import time
@@ -44,6 +50,14 @@ class Catalog:
     # (names and numbers only, safe to print).
     note: str | None = None
     quarantined: Path | None = None
+    # Advances each time ``recover`` replaces the file: connections of other threads
+    # opened before are to the quarantined file and must reconnect.
+    generation: int = 0
+    # Whether the file passed a quick check since it was opened (small files on open,
+    # others before their first index run: ``verify``).
+    checked: bool = False
+    # The file's inode when opened: recovery moves only that file aside.
+    inode: int | None = None
 
     @property
     def writable(self) -> bool:
@@ -73,6 +87,48 @@ class Catalog:
         self.require_writable()
         with self.lock, transaction(self.db, wait_seconds=WRITE_WAIT_SECONDS) as db:
             yield db
+
+    def verify(self) -> None:
+        """Quick-check a file the open did not (it was over ``QUICK_CHECK_MAX_BYTES``),
+        once: damage raises the corruption error ``recover`` answers."""
+        if self.checked or self.path is None or not self.writable:
+            return
+        with self.lock:
+            if not _check(self.db, "quick_check"):
+                raise sqlite3.DatabaseError("database disk image is malformed (quick_check)")
+            self.checked = True
+
+    def recover(self, generation: int) -> bool:
+        """Quarantine this damaged catalog file and open a new one in its place (L8).
+
+        ``generation`` is the one the caller saw fail; if another thread recovered
+        since, this only returns. The file is moved aside only while it is still the
+        one this catalog opened (another process may have replaced it already). False
+        when there is no file to replace: an in-memory or a newer build's catalog.
+        """
+        with self.lock:
+            if generation != self.generation:
+                return True
+            if self.path is None or not self.writable:
+                return False
+            with contextlib.suppress(sqlite3.Error):
+                self.db.close()
+            moved: Path | None = None
+            with contextlib.suppress(FileNotFoundError):
+                if os.stat(self.path).st_ino == self.inode:
+                    moved = quarantine(self.path)
+            try:
+                fresh = _open_disk(self.path, check=True)
+            except CatalogError as exc:
+                fresh = open_memory_catalog(str(exc))
+            self.db, self.path, self.mode = fresh.db, fresh.path, fresh.mode
+            self.inode = fresh.inode
+            self.checked, self.note = fresh.checked, fresh.note
+            self.quarantined = fresh.quarantined or moved or self.quarantined
+            if moved is not None and fresh.mode == "disk":
+                self.note = f"a damaged catalog was moved aside to {moved.name}"
+            self.generation += 1
+            return True
 
     def meta(self, key: str) -> str | None:
         row = self.db.execute("SELECT value FROM catalog_meta WHERE key = ?", (key,)).fetchone()
@@ -293,6 +349,47 @@ def _sqlite_code(exc: BaseException) -> str:
     return str(getattr(exc, "sqlite_errorname", "") or "")
 
 
+def is_corruption(exc: BaseException) -> bool:
+    """SQLite saying the file is damaged or is not a database ("locked" never is)."""
+    if not isinstance(exc, sqlite3.DatabaseError) or is_busy(exc):
+        return False
+    if _sqlite_code(exc).startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
+        return True
+    text = str(exc).lower()
+    return "database disk image is malformed" in text or "file is not a database" in text
+
+
+# A write that failed for want of room (RLIMIT_FSIZE is "file too large").
+_DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+
+
+def is_disk_problem(exc: BaseException) -> bool:
+    """A full disk or a failing write: the file is not damaged, and no rebuild helps."""
+    if isinstance(exc, OSError):
+        return exc.errno in _DISK_FULL_ERRNOS or exc.errno == errno.EIO
+    code = _sqlite_code(exc)
+    return code.startswith(("SQLITE_FULL", "SQLITE_IOERR")) or (
+        "database or disk is full" in str(exc).lower()
+    )
+
+
+def catalog_error(exc: BaseException, path: Path | None) -> CatalogError:
+    """One clear sentence for a catalog operation that failed for a reason other than
+    damage: names, paths and SQLite's error name only."""
+    where = f"the catalog at {path}" if path is not None else "the in-memory catalog"
+    name = _sqlite_code(exc) or type(exc).__name__
+    if is_busy(exc):
+        return CatalogError(f"{where} is locked by another process; try again")
+    if is_disk_problem(exc):
+        full = name.startswith("SQLITE_FULL") or getattr(exc, "errno", None) in (_DISK_FULL_ERRNOS)
+        why = "the disk is full" if full else f"a write failed ({name}: a full or failing disk)"
+        return CatalogError(
+            f"{why}: {where} could not be written; it was left as it was (the unfinished "
+            "write was rolled back). Free some space and run it again"
+        )
+    return CatalogError(f"{where} could not be used ({name})")
+
+
 def is_access_problem(exc: BaseException) -> bool:
     """Permission and can't-open errors: the file may be fine; it is just not ours to use."""
     if isinstance(exc, PermissionError):
@@ -397,13 +494,14 @@ def open_file(path: Path, *, check: bool = False) -> Catalog:
             if check and not _check(db, "quick_check"):
                 raise sqlite3.DatabaseError("database disk image is malformed (quick_check)")
             migrate(db)
+            inode = os.stat(path).st_ino
         except BaseException:
             db.close()
             raise
     finally:
         os.umask(old_umask)
     _private_files(path)
-    return Catalog(db, path, "disk")
+    return Catalog(db, path, "disk", checked=check, inode=inode)
 
 
 def open_degraded(path: Path, version: int) -> Catalog:
@@ -437,7 +535,7 @@ def open_catalog(
         try:
             check = path.stat().st_size <= QUICK_CHECK_MAX_BYTES
         except OSError:
-            check = False
+            check = True  # a new file: checking it costs nothing
     if path.exists() and not path.is_file():
         return open_memory_catalog("the catalog path is not a regular file")
     try:
@@ -471,6 +569,8 @@ def _open_disk(path: Path, check: bool) -> Catalog:
                 return open_memory_catalog(
                     f"the catalog file cannot be opened for writing ({type(exc).__name__})"
                 )
+            if is_disk_problem(exc):
+                raise catalog_error(exc, path) from exc
             if attempt or not path.exists():
                 raise CatalogError(
                     f"cannot open the catalog at {path}: {type(exc).__name__}"
@@ -482,7 +582,7 @@ def _open_disk(path: Path, check: bool) -> Catalog:
 def open_memory_catalog(note: str | None = None) -> Catalog:
     db = connect(":memory:")
     migrate(db)
-    return Catalog(db, None, "memory", note=note)
+    return Catalog(db, None, "memory", note=note, checked=True)
 
 
 def replace_catalog(new: Path, path: Path) -> None:

@@ -3,7 +3,9 @@
 Each source's rows and its checkpoint commit in one transaction, so a crash at any
 moment leaves a checkpoint that describes exactly the rows present. An append reads
 only from the stored byte offset; a rewrite (shorter file, changed prefix, new
-inode) rebuilds that source. Only a completed scan removes vanished sources.
+inode, an edit in place of the same size) rebuilds that source. Only a completed scan
+removes vanished sources. A source that must not be read (a link out of its root, a
+FIFO) or that breaks detection is failed by the scan that finds it, and the run goes on.
 """
 
 from __future__ import annotations
@@ -16,12 +18,18 @@ from pathlib import Path
 from typing import Any
 
 from convodex.catalog import spans
-from convodex.catalog.batches import Batch, PendingSource, SourceReader, read_in_helper
+from convodex.catalog.batches import (
+    Batch,
+    HelperChannel,
+    PendingSource,
+    SourceReader,
+    read_in_helper,
+)
 from convodex.catalog.db import Catalog
 from convodex.catalog.rowids import source_rowid_range
 from convodex.models import IndexStats
 from convodex.sources.base import Budget
-from convodex.sources.discover import FORMATS, format_of, scan
+from convodex.sources.discover import Discovered, describe, discover_file, root_format, scan
 from convodex.sqlite import sqlite3
 
 COMMIT_BYTES = 8 * 1024 * 1024
@@ -33,7 +41,8 @@ HELPER_POLL_SECONDS = 0.5
 Progress = Callable[[int, int], None]
 """Called with (bytes done, bytes total) as indexing advances."""
 
-_PENDING_COLUMNS = "id, path, format, byte_offset, message_count, inode, signature"
+_PENDING_COLUMNS = "id, path, format, byte_offset, message_count, inode, signature, size, mtime_ns"
+_KNOWN_COLUMNS = "id, size, mtime_ns, inode, pending, health"
 _INSERT_DOCUMENTS = "INSERT INTO documents(rowid, tokens) VALUES (?, ?)"
 _INSERT_OUTPUTS = "INSERT INTO outputs(rowid, tokens) VALUES (?, ?)"
 _UPDATE_CHECKPOINT = (  # parameters: a batches.Checkpoint
@@ -106,10 +115,13 @@ class Indexer:
         catalog: Catalog,
         budget: Budget | None = None,
         helper_process: bool = True,
+        follow_symlinks: bool = False,
     ) -> None:
         self.catalog = catalog
         self.budget = budget or Budget.from_env()
         self.helper_process = helper_process
+        # Read sources that are links out of their root (``--follow-symlinks``).
+        self.follow_symlinks = follow_symlinks
         self.stats = IndexStats()
 
     # -- scanning -------------------------------------------------------------------
@@ -126,47 +138,65 @@ class Indexer:
         Returns the root id. Sources not seen by this (completed) scan are removed.
         """
         root_id = self.root_id(root)
-        found = list(scan(root))  # listing only: no transcript is opened
+        found = list(scan(root, self.follow_symlinks))  # listing only: no transcript is read
         with self.catalog.transaction() as db:
             generation = self._next_generation(db)
             db.execute("UPDATE roots SET scan_generation = ? WHERE id = ?", (generation, root_id))
             known = {
-                row[0]: row[1:]
-                for row in db.execute(
-                    "SELECT path, id, size, mtime_ns, inode, pending FROM sources"
-                )
+                row[0]: row[1:] for row in db.execute(f"SELECT path, {_KNOWN_COLUMNS} FROM sources")
             }
             for item in found:
-                path = str(item.path)
-                old = known.get(path)
-                st = item.stat
-                if old is None:
-                    info = FORMATS[item.format].info(item.path)
-                    db.execute(
-                        "INSERT INTO sources(path, root_id, format, session_id, subagent, "
-                        "archived, workspace, seen_generation, pending, health) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, 'ok')",
-                        (
-                            path,
-                            root_id,
-                            item.format,
-                            info.session_id,
-                            int(info.subagent),
-                            int(info.archived),
-                            info.workspace_root,
-                            generation,
-                        ),
-                    )
-                    continue
-                source_id, size, mtime_ns, inode, pending = old
-                changed = (size, mtime_ns, inode) != (st.size, st.mtime_ns, st.inode)
-                db.execute(
-                    "UPDATE sources SET seen_generation = ?, pending = ? WHERE id = ?",
-                    (generation, 1 if (changed or pending) else 0, source_id),
-                )
+                self._register(db, root_id, item, known.get(str(item.path)), generation)
         self.stats.roots += 1
         self.stats.sources += len(found)
         return root_id
+
+    def _register(
+        self,
+        db: sqlite3.Connection,
+        root_id: int,
+        item: Discovered,
+        known: tuple[Any, ...] | None,
+        generation: int,
+    ) -> int:
+        """Record one file a scan or a hint found; returns its source id.
+
+        A new source is inserted pending and a changed one marked pending; one that
+        must not be read, or whose description fails, is failed at once, without rows.
+        """
+        st, error = item.stat, item.error
+        if known is None:
+            info, failure = describe(item.format, item.path, read=error is None)
+            error = error or failure
+            row = db.execute(
+                "INSERT INTO sources(path, root_id, format, session_id, subagent, "
+                "archived, workspace, seen_generation, pending, health) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'ok') RETURNING id",
+                (
+                    str(item.path),
+                    root_id,
+                    item.format,
+                    info.session_id,
+                    int(info.subagent),
+                    int(info.archived),
+                    info.workspace_root,
+                    generation,
+                    int(error is None),
+                ),
+            ).fetchone()
+            source_id, changed, health = int(row[0]), True, "ok"
+        else:
+            source_id, size, mtime_ns, inode, pending, health = known
+            changed = (size, mtime_ns, inode) != (st.size, st.mtime_ns, st.inode)
+            pending = 0 if error is not None else 1 if (changed or pending) else 0
+            db.execute(
+                "UPDATE sources SET seen_generation = ?, pending = ? WHERE id = ?",
+                (generation, pending, source_id),
+            )
+        if error is not None and (changed or health != "failed"):
+            apply_batch(db, Batch.failed(source_id, "failed", error, st))
+            self.stats.count_failure(error)
+        return int(source_id)
 
     def complete_scan(self, root_id: int) -> int:
         """After a completed scan: remove sources of this root that were not seen."""
@@ -212,6 +242,7 @@ class Indexer:
         """Scan every root, index what is pending, then clean up vanished sources."""
         started = time.perf_counter()
         self.catalog.require_writable()
+        self.catalog.verify()  # damage anywhere is found now, not by a later search (L8)
         root_ids = [self.scan_root(root) for root in roots]
         self.index_pending(root_ids, progress)
         for root_id in root_ids:
@@ -308,38 +339,44 @@ class Indexer:
         sources it did not deliver are read here instead: slower, never stuck.
         """
         context = multiprocessing.get_context("spawn")
-        receive, send = context.Pipe(duplex=False)
-        helper = context.Process(
-            target=read_in_helper, args=(send, sources, self.budget, COMMIT_BYTES), daemon=True
-        )
         delivered: set[int] = set()
-        try:
-            helper.start()
-            send.close()
-            while True:
-                # Poll, so a helper that died while the pipe's other end is still held
-                # open (by spawn's resource sharer) cannot leave this waiting forever.
-                if not receive.poll(HELPER_POLL_SECONDS):
+        with HelperChannel() as channel:
+            # The helper gets only the channel's address: a small start-up message,
+            # nothing it could read half of should this process die meanwhile.
+            helper = context.Process(
+                target=read_in_helper,
+                args=(channel.address, self.budget, COMMIT_BYTES),
+                daemon=True,
+            )
+            try:
+                helper.start()
+                receive = channel.accept(helper.is_alive)
+                if receive is None:
+                    raise EOFError  # it died before it connected
+                with receive:
+                    receive.send(sources)
+                    while True:
+                        # Poll, so a helper that died can never leave this waiting.
+                        if not receive.poll(HELPER_POLL_SECONDS):
+                            if helper.is_alive():
+                                continue
+                            if not receive.poll(0):
+                                break
+                        item = receive.recv()
+                        if isinstance(item, IndexStats):
+                            self.stats.add(item)
+                            return
+                        for src_id, batches in item:
+                            delivered.add(src_id)
+                            yield src_id, batches
+            except (EOFError, OSError):
+                pass
+            finally:
+                if helper.pid is not None:
+                    helper.join(10)
                     if helper.is_alive():
-                        continue
-                    if not receive.poll(0):
-                        break
-                item = receive.recv()
-                if isinstance(item, IndexStats):
-                    self.stats.add(item)
-                    return
-                for src_id, batches in item:
-                    delivered.add(src_id)
-                    yield src_id, batches
-        except (EOFError, OSError):
-            pass
-        finally:
-            receive.close()
-            if helper.pid is not None:
-                helper.join(10)
-                if helper.is_alive():
-                    helper.kill()
-                    helper.join()
+                        helper.kill()
+                        helper.join()
         reader = SourceReader(self.budget)
         for src in sources:
             if src.id not in delivered:
@@ -358,30 +395,29 @@ class Indexer:
         ).fetchone()
         return None if row is None else PendingSource(*row)
 
-    def register_path(self, path: Path) -> PendingSource | None:
-        """A hinted file under a known root that no scan has seen yet."""
-        fmt = format_of(path.name)
-        if fmt is None or not path.is_file():
+    def hinted(self, path: Path) -> PendingSource | None:
+        """A file a hint names (a writer's, the watcher's): registered or refreshed as a
+        scan of its root would, then returned when there is something to read.
+
+        Only files under a known root count; the most specific root decides the format.
+        """
+        roots = self.catalog.db.execute("SELECT id, path, scan_generation FROM roots").fetchall()
+        owners = [(Path(rp), rid, gen) for rid, rp, gen in roots if path.is_relative_to(rp)]
+        if not owners:
             return None
-        roots = self.catalog.db.execute("SELECT id, path FROM roots").fetchall()
-        owner = next((rid for rid, rpath in roots if path.is_relative_to(rpath)), None)
-        if owner is None:
-            return None
-        info = FORMATS[fmt].info(path)
-        with self.catalog.transaction() as db:
-            db.execute(
-                "INSERT OR IGNORE INTO sources(path, root_id, format, session_id, subagent, "
-                "archived, workspace, pending, health) VALUES (?, ?, ?, ?, ?, ?, ?, 1, 'ok')",
-                (
-                    str(path),
-                    owner,
-                    fmt,
-                    info.session_id,
-                    int(info.subagent),
-                    int(info.archived),
-                    info.workspace_root,
-                ),
-            )
+        root, root_id, generation = max(owners, key=lambda owner: len(owner[0].parts))
+        try:
+            item = discover_file(path, root, root_format(root), self.follow_symlinks)
+        except OSError:
+            item = None  # vanished: a known source is read and recorded as missing
+        if item is not None:
+            with self.catalog.transaction() as db:
+                known = db.execute(
+                    f"SELECT {_KNOWN_COLUMNS} FROM sources WHERE path = ?", (str(path),)
+                ).fetchone()
+                self._register(db, root_id, item, known, generation or 0)
+            if item.error is not None:
+                return None
         return self.source_by_path(path)
 
 

@@ -30,7 +30,7 @@ from convodex.catalog.db import Catalog
 from convodex.catalog.hits import first_user_title, title_from
 from convodex.catalog.search import RuntimeState
 from convodex.models import Tree, TreeRow
-from convodex.sources.base import Budget, ReadResult
+from convodex.sources.base import Budget, ReadResult, open_source
 from convodex.sources.discover import FORMATS
 
 CACHE_FORMAT = 2
@@ -62,7 +62,7 @@ class Identity:
     @classmethod
     def of(cls, path: str) -> Identity:
         st = os.stat(path)
-        with open(path, "rb") as handle:
+        with open_source(path) as handle:  # never blocks on a FIFO
             head = hashlib.blake2b(handle.read(HEAD_BYTES), digest_size=12).hexdigest()
         return cls(
             st.st_dev,

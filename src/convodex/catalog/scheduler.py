@@ -6,26 +6,29 @@ boundaries and it resumes afterwards; listing refreshes only defer new work. A s
 keeps its generation across yields, and only a completed scan removes the rows of
 sources that vanished. Other processes run their own schedulers on the same catalog
 file; SQLite transactions keep them from corrupting each other.
+
+Nothing stops the worker: an unexpected error is logged by its class (never its
+content) and the next scan retries; a damaged catalog is quarantined and rebuilt.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from convodex.catalog.db import Catalog
+from convodex.catalog.db import Catalog, is_corruption
 from convodex.catalog.indexer import Indexer
 from convodex.catalog.search import progress
-from convodex.errors import ConvodexError
 from convodex.hints import HintQueue
 from convodex.models import Event
 from convodex.sources.base import Budget
-from convodex.sqlite import sqlite3
 
 DEFER_SECONDS = 0.05
+log = logging.getLogger("convodex.scheduler")
 
 
 class Scheduler:
@@ -39,11 +42,12 @@ class Scheduler:
         budget: Budget | None = None,
         hints: HintQueue | None = None,
         rescan_seconds: float = 60.0,
+        follow_symlinks: bool = False,
     ) -> None:
         self.catalog = catalog
         self.roots = roots
         self.hints = hints if hints is not None else HintQueue()
-        self.indexer = Indexer(catalog, budget)
+        self.indexer = Indexer(catalog, budget, follow_symlinks=follow_symlinks)
         self.rescan_seconds = rescan_seconds
         self.listeners: list[Callable[[Event], None]] = []
         self.scans_completed = 0
@@ -111,6 +115,7 @@ class Scheduler:
             self._wake.clear()
             if self._stop.is_set():
                 break
+            generation = self.catalog.generation
             try:
                 self.drain_hints()
                 if self._scan_requested.is_set() or (
@@ -119,10 +124,21 @@ class Scheduler:
                     self._scan_requested.clear()
                     self._wait_for_deferral()
                     self._scan()
-            except (ConvodexError, sqlite3.Error, OSError):
-                self.errors += 1  # counted, retried by the next scan; never fatal
-                self._last_scan = time.monotonic()
+            except Exception as exc:  # never fatal: counted, logged, retried by the next scan
+                self._failed(exc, generation)
             self.reason = "idle"
+
+    def _failed(self, exc: Exception, generation: int) -> None:
+        """After an error in background work: a damaged catalog is rebuilt now; anything
+        else waits for the next scan. The log names the error's class, nothing else."""
+        self.errors += 1
+        self._last_scan = time.monotonic()
+        if is_corruption(exc) and self.catalog.recover(generation):
+            log.warning("the catalog was damaged: it was moved aside and is being rebuilt")
+            self.request_scan()
+        else:
+            name = type(exc).__name__
+            log.warning("background indexing failed (%s); the next scan retries", name)
 
     def _wait_for_deferral(self) -> None:
         while not self._stop.is_set() and time.monotonic() < self._defer_until:
@@ -141,7 +157,7 @@ class Scheduler:
             return
         self.reason = "hint"
         for path in paths:
-            src = self.indexer.source_by_path(path) or self.indexer.register_path(path)
+            src = self.indexer.hinted(Path(path))
             if src is not None:
                 self.indexer.index_sources([src])
         self._notify("hint")
@@ -153,6 +169,7 @@ class Scheduler:
         and hints (a batch boundary); a stopped scan removes nothing.
         """
         self.reason = "scan"
+        self.catalog.verify()  # once: damage is found by the first scan, not by a search
         root_ids = [self.indexer.scan_root(root) for root in self.roots if root.is_dir()]
         self._notify("scan")
         self.reason = "index"

@@ -8,26 +8,33 @@ No surface talks SQL or opens a catalog itself. Two lifetimes:
   caller's thread (the CLI);
 - background (``start``): a scheduler thread keeps the catalog current while reads
   use one connection per worker thread, so reads never queue behind index writes.
+
+Every call that touches the catalog goes through ``_guarded``: a damaged catalog
+found by any of them is quarantined and rebuilt (L8) and the call answered again from
+the new one, with progress saying how far the rebuild is; any other catalog failure
+(a full disk, a lock held too long) is one ``CatalogError``, never a traceback.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from convodex import config
-from convodex.catalog.db import Catalog, connect, open_catalog
+from convodex.catalog.db import Catalog, catalog_error, connect, is_corruption, open_catalog
 from convodex.catalog.plan import SearchRequest
 from convodex.catalog.refs import SessionRef
 from convodex.catalog.search import RuntimeState, Searcher, progress, root_ids_for
-from convodex.errors import NotFound, QueryError
+from convodex.errors import NotFound, QueryError, SourceError
 from convodex.models import (
     AroundResult,
+    ContextMessage,
     Event,
     IndexStats,
     Progress,
@@ -37,6 +44,7 @@ from convodex.models import (
     SessionView,
     Tree,
 )
+from convodex.sqlite import sqlite3
 
 if TYPE_CHECKING:
     from convodex.catalog.indexer import Progress as IndexProgress
@@ -48,6 +56,8 @@ if TYPE_CHECKING:
 
 # A rebuild refreshes listing summaries at most this often (the tree's own progress).
 LISTING_REFRESH_SECONDS = 1.0
+T = TypeVar("T")
+log = logging.getLogger("convodex.service")
 
 
 @dataclass(frozen=True)
@@ -73,9 +83,12 @@ class HistoryService:
         cache_dir: Path | None = None,
         scope: list[Path] | None = None,
         background: Background | None = None,
+        follow_symlinks: bool = False,
     ) -> None:
         self.catalog = catalog  # the owner connection: indexing writes here
         self.roots = roots
+        # Read sources that are links out of their root (``--follow-symlinks``).
+        self.follow_symlinks = follow_symlinks
         self.cache_dir = cache_dir
         # Searches see only these roots' sources (None: the whole catalog).
         self.scope = scope
@@ -100,14 +113,23 @@ class HistoryService:
         *,
         scoped: bool = False,
         background: Background | None = None,
+        follow_symlinks: bool = False,
     ) -> HistoryService:
         """Open the catalog under ``cache_dir`` by the open policy (L8).
 
-        ``scoped``: searches see only ``roots``; ``background``: how ``start`` works.
+        ``scoped``: searches see only ``roots``; ``background``: how ``start`` works;
+        ``follow_symlinks``: index sources that are links out of their root.
         """
         catalog = open_catalog(cache_dir)
         scope = roots if scoped else None
-        return cls(catalog, roots, cache_dir=cache_dir, scope=scope, background=background)
+        return cls(
+            catalog,
+            roots,
+            cache_dir=cache_dir,
+            scope=scope,
+            background=background,
+            follow_symlinks=follow_symlinks,
+        )
 
     def __enter__(self) -> HistoryService:
         return self
@@ -115,23 +137,63 @@ class HistoryService:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    # -- the catalog's failures ---------------------------------------------------------
+
+    def _guarded(self, call: Callable[[], T]) -> T:
+        """Run one call against the catalog (see the module's docstring).
+
+        A damaged catalog is recovered once per call, also when another thread
+        recovered it while this call ran (its connection was then closed under it).
+        """
+        generation = self.catalog.generation
+        try:
+            return call()
+        except sqlite3.Error as exc:
+            recovered = self.catalog.generation != generation
+            if not recovered and is_corruption(exc):
+                recovered = self.catalog.recover(generation)
+                if recovered:
+                    log.warning("the catalog was damaged: it was moved aside and is rebuilt")
+            if not recovered:
+                raise catalog_error(exc, self.catalog.path) from exc
+        if self.scheduler is not None:
+            self.scheduler.request_scan()
+        try:
+            return call()
+        except sqlite3.Error as exc:
+            raise catalog_error(exc, self.catalog.path) from exc
+
     # -- reads ------------------------------------------------------------------------
 
     def reader(self) -> Catalog:
         """The calling thread's read connection (the owner's until background starts)."""
-        if self.scheduler is None or self.catalog.path is None:
-            return self.catalog  # foreground, or an in-memory catalog (one connection)
+        owner = self.catalog
+        if self.scheduler is None or owner.mode == "memory":
+            return owner  # foreground, or an in-memory catalog (one connection)
         catalog: Catalog | None = getattr(self._local, "catalog", None)
+        if catalog is not None and catalog.generation != owner.generation:
+            self._drop_reader(catalog)  # to the file recovery moved aside
+            catalog = None
         if catalog is None:
-            owner = self.catalog
             # Already opened (and migrated) by the owner: a plain connection suffices,
             # read-only when the catalog is degraded.
             degraded = owner.mode == "degraded"
-            catalog = Catalog(connect(str(owner.path), read_only=degraded), owner.path, owner.mode)
+            catalog = Catalog(
+                connect(str(owner.path), read_only=degraded),
+                owner.path,
+                owner.mode,
+                generation=owner.generation,
+            )
             self._local.catalog = catalog
             with self._readers_lock:
                 self._readers.append(catalog)
         return catalog
+
+    def _drop_reader(self, catalog: Catalog) -> None:
+        with contextlib.suppress(Exception):
+            catalog.close()
+        with self._readers_lock, contextlib.suppress(ValueError):
+            self._readers.remove(catalog)
 
     def searcher(self) -> Searcher:
         return Searcher(self.reader(), self.runtime)
@@ -142,8 +204,8 @@ class HistoryService:
             request = request.with_roots(self.scope)
         with self.interactive() if request.around else contextlib.nullcontext():
             if self.pool is None:
-                return self.searcher().search(request)
-            page = self.pool.search(request)
+                return self._guarded(lambda: self.searcher().search(request))
+            page = self._guarded(lambda: self._pooled(request))
         runtime = self.runtime  # the overlay lives in this process, not in the workers
         for hit in page.hits:
             hit.open = hit.session_id in runtime.open
@@ -151,9 +213,22 @@ class HistoryService:
             hit.current = hit.session_id == runtime.current
         return page
 
+    def _pooled(self, request: SearchRequest) -> SearchPage:
+        """A search in a worker process; after a recovery the workers reopen the new file."""
+        assert self.pool is not None
+        if self.pool.generation != self.catalog.generation:
+            from convodex.catalog.workers import SearchPool
+
+            old, self.pool = self.pool, SearchPool(self.catalog, self.pool.workers)
+            old.close()
+        return self.pool.search(request)
+
     def progress(self) -> Progress:
-        catalog = self.reader()
-        return progress(catalog, root_ids_for(catalog, self.scope))
+        def run() -> Progress:
+            catalog = self.reader()
+            return progress(catalog, root_ids_for(catalog, self.scope))
+
+        return self._guarded(run)
 
     def find_source(self, session_id: str | None, path: str | None) -> tuple[str, str]:
         """(path, format) of a session by id (its newest source) or by transcript path.
@@ -194,9 +269,13 @@ class HistoryService:
         after: int = 3,
     ) -> AroundResult:
         """The messages around one message of a session, read from its source."""
-        with self.interactive():
+
+        def run() -> tuple[str, list[ContextMessage]]:
             found, _ = self.find_source(session_id, path)
-            messages = self.searcher().around(found, message_index, before, after)
+            return found, self.searcher().around(found, message_index, before, after)
+
+        with self.interactive():
+            found, messages = self._guarded(run)
         return AroundResult(
             session_id=session_id or self._session_id(found),
             session_path=found,
@@ -210,7 +289,8 @@ class HistoryService:
         from convodex.sources.registry import FORMATS
 
         with self.interactive():
-            found, fmt = self.find_source(session_id, path)
+            found, fmt = self._guarded(lambda: self.find_source(session_id, path))
+            self._check_readable(found, fmt)
             reader = FORMATS[fmt]
             info = reader.info(Path(found))
             messages = [
@@ -253,6 +333,23 @@ class HistoryService:
         with self.interactive():
             return read_document(found)
 
+    def _check_readable(self, path: str, fmt: str) -> None:
+        """Refuse to replay a source that must not be read now: no longer a regular
+        file (a FIFO would block), or a link out of its root (unless followed)."""
+        from convodex.sources.base import NotARegularFile
+        from convodex.sources.discover import leaves_root, source_stat
+
+        try:
+            source_stat(fmt, path)
+        except NotARegularFile as exc:
+            raise SourceError(path, "not a regular file") from exc
+        except OSError as exc:
+            raise SourceError(path, f"cannot be read ({type(exc).__name__})") from exc
+        sql = "SELECT r.path FROM sources s JOIN roots r ON r.id = s.root_id WHERE s.path = ?"
+        row = self._guarded(lambda: self.reader().db.execute(sql, (path,)).fetchone())
+        if not self.follow_symlinks and row is not None and leaves_root(Path(path), Path(row[0])):
+            raise SourceError(path, "is a link out of its root (--follow-symlinks reads it)")
+
     def _session_id(self, path: str) -> str:
         row = (
             self.reader()
@@ -265,7 +362,9 @@ class HistoryService:
         """The session tree (L10); progressive answers at once from cached summaries."""
         if progressive and self.scheduler is not None:
             self.scheduler.defer()  # a lightweight refresh: defers new work, pauses nothing
-        return self._listing().tree(self.reader(), self.runtime, progressive, retry_failed)
+        return self._guarded(
+            lambda: self._listing().tree(self.reader(), self.runtime, progressive, retry_failed)
+        )
 
     def set_runtime(self, open: list[str], running: list[str], current: str | None) -> None:
         """Agent hosts report which sessions are open, running or current (memory only)."""
@@ -290,10 +389,19 @@ class HistoryService:
     def index(
         self, progress: IndexProgress | None = None, budget: Budget | None = None
     ) -> IndexStats:
-        """Index the roots now, in this thread (scan, read, commit, clean up)."""
+        """Index the roots now, in this thread (scan, read, commit, clean up).
+
+        A damaged catalog found on the way is quarantined and the run starts over on
+        the new one (a full rebuild).
+        """
         from convodex.catalog.indexer import Indexer
 
-        return Indexer(self.catalog, budget).run([r for r in self.roots if r.is_dir()], progress)
+        roots = [r for r in self.roots if r.is_dir()]
+        return self._guarded(
+            lambda: Indexer(self.catalog, budget, follow_symlinks=self.follow_symlinks).run(
+                roots, progress
+            )
+        )
 
     # -- background lifetime ------------------------------------------------------------
 
@@ -310,6 +418,7 @@ class HistoryService:
             budget=settings.budget,
             hints=queue,
             rescan_seconds=settings.rescan_seconds,
+            follow_symlinks=self.follow_symlinks,
         )
         self.scheduler.listeners.append(self._refresh_listing(self.scheduler))
         if settings.listen_for_hints and self.catalog.mode == "disk":
@@ -351,15 +460,13 @@ class HistoryService:
         """External writers: every change to a transcript under a root becomes a hint."""
         import watchfiles
 
-        from convodex.sources.discover import format_of
-
-        roots = [str(r) for r in self.roots if r.is_dir()]
+        roots = [r for r in self.roots if r.is_dir()]
         if not roots or self.scheduler is None:
             return
         scheduler = self.scheduler
         # The watcher yields an empty set on each timeout: the first one says it runs.
         for changes in watchfiles.watch(
-            *roots,
+            *map(str, roots),
             stop_event=self._stop_watching,
             debounce=50,
             step=20,
@@ -369,12 +476,31 @@ class HistoryService:
         ):
             self.watching.set()
             for change, path in changes:
-                if format_of(Path(path).name) is None:
-                    continue
-                if change == watchfiles.Change.deleted:
-                    scheduler.request_scan()
-                else:
-                    scheduler.hint(path)
+                try:
+                    self._changed(scheduler, Path(path), change == watchfiles.Change.deleted)
+                except Exception as exc:  # one odd file never stops the watcher
+                    log.warning("the file watcher skipped a change (%s)", type(exc).__name__)
+
+    def _changed(self, scheduler: Scheduler, path: Path, deleted: bool) -> None:
+        """One change: a transcript's (by the same rules as a scan of its root, format
+        and all) becomes a hint; a deletion asks for a scan, which removes sources, and
+        so does a new directory (files written into it before it was watched)."""
+        from convodex.sources.discover import SOURCE_NAMES, discover_file, root_format
+
+        if not path.name.endswith((".json", ".jsonl")) and path.name not in SOURCE_NAMES:
+            if not deleted and not path.is_symlink() and path.is_dir():
+                scheduler.request_scan()  # its files may have come before its watch did
+            return
+        if deleted:
+            scheduler.request_scan()
+            return
+        owners = [root for root in self.roots if path.is_relative_to(root)]
+        if not owners:
+            return
+        root = max(owners, key=lambda r: len(r.parts))
+        with contextlib.suppress(FileNotFoundError):  # gone again: the next change says so
+            if discover_file(path, root, root_format(root), self.follow_symlinks) is not None:
+                scheduler.hint(path)
 
     def close(self) -> None:
         self._stop_watching.set()

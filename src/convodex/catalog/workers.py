@@ -51,6 +51,8 @@ class SearchPool:
             initargs=(str(catalog.path), catalog.mode),
         )
         self.workers = workers
+        # The catalog file the workers opened (a recovery moves it aside).
+        self.generation = catalog.generation
         # Start every worker now, so the first searches do not pay for the imports.
         for future in [self._pool.submit(_ready) for _ in range(workers)]:
             future.result()

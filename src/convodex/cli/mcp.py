@@ -21,7 +21,9 @@ from convodex.cli.options import root_options, roots_or_defaults
     is_flag=True,
     help="Serve the catalog as it is; never scan the roots (another process keeps it current).",
 )
-def mcp(roots: tuple[str, ...], cache_dir: Path | None, no_index: bool) -> None:
+def mcp(
+    roots: tuple[str, ...], follow_symlinks: bool, cache_dir: Path | None, no_index: bool
+) -> None:
     """Serve the history_search tool to an agent over MCP (stdio).
 
     With --root, searches are limited to those roots; by default the default roots are
@@ -33,4 +35,10 @@ def mcp(roots: tuple[str, ...], cache_dir: Path | None, no_index: bool) -> None:
     logging.basicConfig(level=logging.WARNING, format="convodex mcp: %(message)s")
     # The SDK's own warnings may quote request parameters (queries): keep them off stderr.
     logging.getLogger("mcp").setLevel(logging.CRITICAL)
-    serve_stdio(root_list, cache_dir, scoped=bool(roots), index=not no_index)
+    serve_stdio(
+        root_list,
+        cache_dir,
+        scoped=bool(roots),
+        index=not no_index,
+        follow_symlinks=follow_symlinks,
+    )

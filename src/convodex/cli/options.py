@@ -26,8 +26,14 @@ def json_option(fn: F) -> F:
 
 
 def root_options(fn: F) -> F:
-    """``--root PATH[:format]`` (repeatable) and ``--cache-dir``."""
+    """``--root PATH[:format]`` (repeatable), ``--follow-symlinks`` and ``--cache-dir``."""
     fn = cache_dir_option(fn)
+    fn = click.option(
+        "--follow-symlinks",
+        is_flag=True,
+        help="Also read transcripts that are symbolic links to files outside their root "
+        "(by default such a link is a failed source, never read).",
+    )(fn)
     return click.option(
         "--root",
         "roots",

@@ -34,6 +34,7 @@ def pick(
     print_only: bool,
     no_index: bool,
     roots: tuple[str, ...],
+    follow_symlinks: bool,
     cache_dir: Path | None,
 ) -> None:
     """Search interactively and pick a hit: Enter resumes its session.
@@ -54,7 +55,11 @@ def pick(
     query = " ".join(words)
     filters = Filters.start(agent_name(agent) if agent else None, here, sort)
     with HistoryService.open(
-        cache_dir, root_list, scoped=bool(roots), background=background
+        cache_dir,
+        root_list,
+        scoped=bool(roots),
+        background=background,
+        follow_symlinks=follow_symlinks,
     ) as service:
         # The first search runs while Textual loads: its answer is ready for the first frame.
         pool = search_thread()

@@ -49,10 +49,12 @@ def run_index(service: HistoryService, show_progress: bool) -> IndexStats:
 @click.command()
 @root_options
 @json_option
-def index(roots: tuple[str, ...], cache_dir: Path | None, as_json: bool) -> None:
+def index(
+    roots: tuple[str, ...], follow_symlinks: bool, cache_dir: Path | None, as_json: bool
+) -> None:
     """Index transcripts under the roots (default: every default root)."""
     root_list = roots_or_defaults(roots)
-    with HistoryService.open(cache_dir, root_list) as service:
+    with HistoryService.open(cache_dir, root_list, follow_symlinks=follow_symlinks) as service:
         stats = run_index(service, not as_json and sys.stderr.isatty())
         state = service.progress()
     if as_json:
@@ -124,6 +126,7 @@ def search(
     include_subagents: bool,
     color: str,
     roots: tuple[str, ...],
+    follow_symlinks: bool,
     cache_dir: Path | None,
     as_json: bool,
 ) -> None:
@@ -152,7 +155,10 @@ def search(
         roles=roles,
         sessions=sessions,
     )
-    with HistoryService.open(cache_dir, root_list, scoped=bool(roots)) as service:
+    scoped = bool(roots)
+    with HistoryService.open(
+        cache_dir, root_list, scoped=scoped, follow_symlinks=follow_symlinks
+    ) as service:
         if wait:
             run_index(service, not as_json and sys.stderr.isatty())
         page = service.search(request)

@@ -27,6 +27,13 @@ def is_loopback(host: str) -> bool:
 @root_options
 @click.option("--allow-remote", is_flag=True, help="Allow a non-loopback bind (needs --token).")
 @click.option("--token", envvar="CONVODEX_TOKEN", help="Bearer token required with --allow-remote.")
+@click.option(
+    "--allowed-host",
+    "allowed_hosts",
+    multiple=True,
+    help="With --allow-remote: a host name the server answers besides loopback names and "
+    "the bound address (repeatable).",
+)
 @click.option("--rescan", default=60.0, show_default=True, help="Seconds between full rescans.")
 @click.option(
     "--search-workers",
@@ -38,9 +45,11 @@ def serve(
     host: str,
     port: int,
     roots: tuple[str, ...],
+    follow_symlinks: bool,
     cache_dir: Path | None,
     allow_remote: bool,
     token: str | None,
+    allowed_hosts: tuple[str, ...],
     rescan: float,
     search_workers: int | None,
 ) -> None:
@@ -54,14 +63,23 @@ def serve(
         raise click.UsageError(
             "refusing to bind a non-loopback address; pass --allow-remote and --token"
         )
+    if allowed_hosts and not allow_remote:
+        raise click.UsageError("--allowed-host needs --allow-remote (and --token)")
     root_list, demo = roots_or_demo(roots)
     if demo:
         click.echo(f"no sessions under {config.sessions_dir()}; serving the bundled demo corpus")
     # Searches run in worker processes, one per core, beside this process's indexing.
     workers = search_workers if search_workers is not None else os.cpu_count() or 2
-    background = Background(rescan, search_workers=workers)
-    service = HistoryService.open(cache_dir, root_list, background=background)
-    app = create_app(service, token=token if allow_remote else None)
+    service = HistoryService.open(
+        cache_dir,
+        root_list,
+        background=Background(rescan, search_workers=workers),
+        follow_symlinks=follow_symlinks,
+    )
+    # Host names answered (X9): loopback names always, the bound address, and with
+    # --allow-remote the names the user configured.
+    hosts = [host, *allowed_hosts] if allow_remote else [host]
+    app = create_app(service, token=token if allow_remote else None, allowed_hosts=hosts)
     shown = f"[{host}]" if ":" in host else host
     click.echo(f"convodex is serving {len(root_list)} root(s) at http://{shown}:{port}/")
     # No access log: request lines carry queries, which diagnostics never print.

@@ -13,6 +13,7 @@ import click
 
 from convodex.cli.options import emit_json, json_option, roots_or_defaults
 from convodex.sources.discover import FORMATS, root_format, scan
+from convodex.sources.discover import describe as describe_source
 
 
 def describe(root: Path) -> dict[str, Any]:
@@ -22,7 +23,8 @@ def describe(root: Path) -> dict[str, Any]:
     exists = root.is_dir()
     for item in scan(root) if exists else ():
         formats[item.format] = formats.get(item.format, 0) + 1
-        info = FORMATS[item.format].info(item.path)
+        # A link out of the root, a FIFO … is counted, never opened.
+        info, _ = describe_source(item.format, item.path, read=item.error is None)
         headless += info.headless
         subagents += info.subagent and not info.headless
         archived += info.archived

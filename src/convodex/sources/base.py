@@ -6,8 +6,10 @@ writes, renames or locks the file it reads (SPEC L1).
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
+import stat
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,8 +38,54 @@ class FileStat:
 
     @classmethod
     def of(cls, path: str | os.PathLike[str]) -> FileStat:
-        st = os.stat(path)
+        """The stat of a source file; anything but a regular file raises (see
+        ``regular``), so nothing goes on to open a FIFO or a device."""
+        return cls.of_result(regular(os.stat(path), path))
+
+    @classmethod
+    def of_result(cls, st: os.stat_result) -> FileStat:
         return cls(st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+class NotARegularFile(OSError):
+    """A source path that holds a FIFO, a socket or a device: never opened for reading
+    (a FIFO would block the reader forever, a device never ends)."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        super().__init__(errno.EINVAL, "not a regular file", os.fspath(path))
+
+
+def regular(st: os.stat_result, path: str | os.PathLike[str]) -> os.stat_result:
+    """``st`` when it is a regular file's; a directory raises ``IsADirectoryError``, any
+    other kind ``NotARegularFile``."""
+    if stat.S_ISREG(st.st_mode):
+        return st
+    if stat.S_ISDIR(st.st_mode):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), os.fspath(path))
+    raise NotARegularFile(path)
+
+
+def open_source(path: str | os.PathLike[str]) -> BinaryIO:
+    """Open a source file for reading, only if it is a regular file.
+
+    The open itself never blocks (``O_NONBLOCK``: a FIFO would wait for a writer
+    forever); the check is made on the opened descriptor, so a path swapped in
+    between cannot slip through. On a regular file the flag changes nothing.
+    """
+    nonblocking = getattr(os, "O_NONBLOCK", 0)
+
+    def opener(name: str, flags: int) -> int:
+        return os.open(name, flags | nonblocking)
+
+    handle = open(path, "rb", opener=opener)  # keeps ``name``: readers report it
+    try:
+        regular(os.fstat(handle.fileno()), path)
+        if nonblocking:
+            os.set_blocking(handle.fileno(), True)
+    except BaseException:
+        handle.close()
+        raise
+    return handle
 
 
 @dataclass(slots=True)
@@ -255,7 +303,7 @@ def messages_at(
 
 def read_span(path: Path, offset: int, length: int) -> bytes | None:
     """The bytes of one record, or ``None`` when the file no longer holds them all."""
-    with open(path, "rb") as handle:
+    with open_source(path) as handle:
         handle.seek(offset)
         raw = handle.read(length)
     return raw if len(raw) == length else None
@@ -264,7 +312,7 @@ def read_span(path: Path, offset: int, length: int) -> bytes | None:
 def load_message(
     path: Path, offset: int, length: int, index: int, load: MessageLoader
 ) -> SourceMessage | None:
-    with open(path, "rb") as handle:
+    with open_source(path) as handle:
         return load(handle, offset, length, index)
 
 

@@ -15,12 +15,17 @@ root only the files that agent writes are sources, and folders that cannot hold 
 (VS Code's other extensions' storage, checkpoint repositories, what a format's
 ``skip_dirs`` hook rules out) are not walked. A source's fingerprint is its format's
 ``stat`` hook, else its file's stat (``source_stat``).
+
+A file that cannot be read safely is still a source, failed by name before anything
+opens it: a symbolic link out of its root (unless links are followed), a FIFO, socket
+or device, a file whose first record breaks detection (``discover_file``).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import stat
 import sys
 import tomllib
 from collections.abc import Callable, Iterable, Iterator
@@ -52,6 +57,11 @@ from convodex.sources import (
     session_log,
 )
 from convodex.sources.base import FileStat as FileStat  # re-exported: the catalog's import
+from convodex.sources.base import (
+    NotARegularFile,
+    SessionInfo,
+    open_source,
+)
 from convodex.sources.registry import FORMATS as FORMATS  # re-exported: one table
 from convodex.sources.registry import source_stat as source_stat
 
@@ -80,6 +90,8 @@ _JSON_HINTS = (
     (re.compile(rb'"requests"\s*:\s*\['), copilot_vscode.NAME),
 )
 COPILOT_EVENT_KINDS = frozenset({"session", "user", "assistant", "tool", "hook", "subagent"})
+# The error class of a source that is a symbolic link out of its root (not followed).
+SYMLINK_OUTSIDE_ROOT = "SymlinkOutsideRoot"
 
 
 class _Sniff(msgspec.Struct):
@@ -109,6 +121,8 @@ class Discovered:
     path: Path
     format: str
     stat: FileStat
+    # The error class that fails this source before it is read (see ``discover_file``).
+    error: str | None = None
 
 
 def vscode_user_dir(app: str, platform: str | None = None) -> Path:
@@ -348,7 +362,7 @@ def sniff(path: Path, inode: int) -> str | None:
 
 def _sniff(path: Path) -> str | None:
     try:
-        with open(path, "rb") as handle:
+        with open_source(path) as handle:
             if path.name.endswith(".json"):
                 head = handle.read(SNIFF_BYTES)
                 return next((fmt for rx, fmt in _JSON_HINTS if rx.search(head)), None)
@@ -450,8 +464,87 @@ def skipped_dirs(fixed: str | None, names: frozenset[str]) -> frozenset[str]:
     return skip
 
 
-def scan(root: Path) -> Iterator[Discovered]:
-    """Every transcript under ``root``, depth first; unreadable dirs are skipped."""
+def leaves_root(path: Path, root: Path) -> bool:
+    """Whether ``path`` resolves (through symbolic links) to a place outside ``root``."""
+    return not Path(os.path.realpath(path)).is_relative_to(os.path.realpath(root))
+
+
+def named_format(path: Path, fixed: str | None) -> str | None:
+    """The format a file has by its name and root alone, nothing opened: what a source
+    that must not be read is registered as. Unrecognised ``.json`` files have none."""
+    if fixed is not None:
+        return fixed if claims(fixed, path) else None
+    name = path.name
+    if name.endswith(SIDECAR_SUFFIXES) or name.endswith(session_log.EXCLUDED_SUFFIXES):
+        return None
+    by_name = format_of(name)
+    return extension_of(path) if by_name == cline.NAME and name == cline.TASK_FILE else by_name
+
+
+def discover_file(
+    path: Path,
+    root: Path,
+    fixed: str | None,
+    follow_symlinks: bool = False,
+    *,
+    linked: bool = True,
+) -> Discovered | None:
+    """One file under ``root`` (of format ``fixed``): its format and fingerprint.
+
+    ``None`` when it is no transcript. A source that must not or cannot be read comes
+    with the error class that fails it, found before anything opens it: a link out of
+    the root (``SymlinkOutsideRoot``, unless ``follow_symlinks``), a FIFO, socket or
+    device (``NotARegularFile``: opening a FIFO blocks), a file that breaks detection
+    (its first record nested too deeply: ``RecursionError`` …). ``linked=False`` says
+    the path is known not to be a link. Raises ``OSError`` when it vanished.
+    """
+    if linked and not follow_symlinks and leaves_root(path, root):
+        return _unreadable(path, fixed, FileStat.of_result(os.lstat(path)), SYMLINK_OUTSIDE_ROOT)
+    st = os.stat(path)
+    if stat.S_ISDIR(st.st_mode):
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return _unreadable(path, fixed, FileStat.of_result(st), NotARegularFile.__name__)
+    try:
+        fmt = detect(path, st.st_ino, fixed)
+        if fmt is None:
+            return None
+        if hasattr(FORMATS[fmt], "stat"):
+            return Discovered(path, fmt, source_stat(fmt, path))
+    except OSError:
+        raise
+    except Exception as exc:  # one file that breaks detection fails alone, never the scan
+        return _unreadable(path, fixed, FileStat.of_result(st), type(exc).__name__)
+    return Discovered(path, fmt, FileStat.of_result(st))
+
+
+def describe(fmt: str, path: Path, read: bool = True) -> tuple[SessionInfo, str | None]:
+    """A source's listing metadata, and the error class if its reader's ``info`` failed.
+
+    Never raises: a stand-in named after the file answers for a source whose
+    description fails (a first record nested too deeply …) or, ``read=False``, that
+    must not be opened at all.
+    """
+    stand_in = SessionInfo(session_id=path.name.rsplit(".", 1)[0])
+    if not read:
+        return stand_in, None
+    try:
+        return FORMATS[fmt].info(path), None
+    except Exception as exc:  # describing one source never stops the others
+        return stand_in, type(exc).__name__
+
+
+def _unreadable(path: Path, fixed: str | None, st: FileStat, error: str) -> Discovered | None:
+    fmt = named_format(path, fixed)
+    return None if fmt is None else Discovered(path, fmt, st, error)
+
+
+def scan(root: Path, follow_symlinks: bool = False) -> Iterator[Discovered]:
+    """Every transcript under ``root``, depth first; unreadable dirs are skipped.
+
+    Linked directories are not walked; a linked file out of the root is a failed
+    source unless ``follow_symlinks`` (see ``discover_file``).
+    """
     fixed = root_format(root)
     shallow = str(root) in _SHALLOW_ROOTS
     stack = [root]
@@ -474,20 +567,13 @@ def scan(root: Path) -> Iterator[Discovered]:
                     ):
                         subdirs.append(Path(entry.path))
                     continue
-                if not entry.is_file():
-                    continue
                 if not entry.name.endswith((".jsonl", ".json")) and entry.name not in SOURCE_NAMES:
                     continue
-                st = entry.stat()
-                path = Path(entry.path)
-                fmt = detect(path, st.st_ino, fixed)
-                if fmt is None:
-                    continue
-                if hasattr(FORMATS[fmt], "stat"):
-                    stat = source_stat(fmt, path)
-                else:
-                    stat = FileStat(st.st_size, st.st_mtime_ns, st.st_ino)
+                found = discover_file(
+                    Path(entry.path), root, fixed, follow_symlinks, linked=entry.is_symlink()
+                )
             except OSError:
                 continue
-            yield Discovered(path, fmt, stat)
+            if found is not None:
+                yield found
         stack.extend(reversed(subdirs))

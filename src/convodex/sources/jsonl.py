@@ -2,15 +2,77 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import BinaryIO, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 import msgspec
 
-from convodex.sources.base import Budget, LineError, ReadResult, SourceMessage
+from convodex.sources.base import Budget, LineError, ReadResult, SourceMessage, open_source
 
 T = TypeVar("T")
+
+# A JSON string escape: ``\uXXXX`` (captured) or any other escaped character.
+_ESCAPE = re.compile(rb"\\(?:u([0-9a-fA-F]{4})|.)", re.DOTALL)
+_REPLACEMENT = rb"\ufffd"
+
+
+def _surrogate(match: re.Match[bytes] | None, low: bool) -> bool:
+    """Whether an escape is a high (``low=False``) or low surrogate ``\\uXXXX``."""
+    if match is None or match.group(1) is None:
+        return False
+    value = int(match.group(1), 16)
+    return 0xDC00 <= value <= 0xDFFF if low else 0xD800 <= value <= 0xDBFF
+
+
+def without_lone_surrogates(data: bytes) -> bytes:
+    """``data`` with every unpaired surrogate escape (``"\\ud800"``) as ``\\ufffd``.
+
+    Valid JSON (an ASCII-only encoder of a Python string writes them) that names no
+    character, so decoders refuse the whole record. Escaped backslashes are skipped
+    whole, so ``\\\\ud800`` (the text ``\\ud800``) is left alone. Returns ``data``
+    itself when there is nothing to replace.
+    """
+    escapes = list(_ESCAPE.finditer(data))
+    lone: list[re.Match[bytes]] = []
+    paired = False
+    for n, match in enumerate(escapes):
+        if paired:  # the low half of the pair before it
+            paired = False
+            continue
+        nxt = escapes[n + 1] if n + 1 < len(escapes) else None
+        if _surrogate(match, low=False):
+            paired = nxt is not None and nxt.start() == match.end() and _surrogate(nxt, True)
+            if not paired:
+                lone.append(match)
+        elif _surrogate(match, low=True):
+            lone.append(match)
+    if not lone:
+        return data
+    parts, last = [], 0
+    for match in lone:
+        parts += [data[last : match.start()], _REPLACEMENT]
+        last = match.end()
+    parts.append(data[last:])
+    return b"".join(parts)
+
+
+def tolerant(decode: Callable[[Any], T]) -> Callable[[Any], T]:
+    """``decode`` (of ``bytes`` or a ``memoryview``) that reads a record with lone
+    surrogate escapes as U+FFFD instead of refusing it (only a record that failed
+    pays for the second look)."""
+
+    def run(data: Any) -> T:
+        try:
+            return decode(data)
+        except msgspec.DecodeError:
+            fixed = without_lone_surrogates(bytes(data))
+            if fixed == data:
+                raise
+            return decode(fixed)
+
+    return run
 
 
 def error_class(exc: BaseException) -> str:
@@ -32,7 +94,8 @@ def decoded_lines(
     and ends the walk. Once exhausted, ``result`` records the bytes consumed.
     """
     offset = 0
-    with open(path, "rb") as handle:
+    decode = tolerant(decode)
+    with open_source(path) as handle:
         for line in handle:
             length = len(line)
             budget.check(path, "record", length)
@@ -61,6 +124,7 @@ def records_at(
     raw = handle.read(length)
     if len(raw) != length:
         return None
+    decode = tolerant(decode)
     records = []
     for line in raw.splitlines():
         if line.strip():

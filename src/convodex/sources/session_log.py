@@ -14,8 +14,15 @@ from typing import Any, BinaryIO
 
 import msgspec
 
-from convodex.sources.base import Budget, LineError, ReadResult, SessionInfo, SourceMessage
-from convodex.sources.jsonl import error_class
+from convodex.sources.base import (
+    Budget,
+    LineError,
+    ReadResult,
+    SessionInfo,
+    SourceMessage,
+    open_source,
+)
+from convodex.sources.jsonl import error_class, tolerant
 from convodex.text.documents import (
     Document,
     tool_call_document,
@@ -94,8 +101,9 @@ class _SubagentMeta(msgspec.Struct):
     name: str | None = None
 
 
-_decode_record = msgspec.json.Decoder(_Record).decode
-_decode_head = msgspec.json.Decoder(_Head).decode
+# Lone surrogate escapes read as U+FFFD rather than costing the record (``tolerant``).
+_decode_record = tolerant(msgspec.json.Decoder(_Record).decode)
+_decode_head = tolerant(msgspec.json.Decoder(_Head).decode)
 _decode_meta = msgspec.json.Decoder(_Meta).decode
 _decode_submeta = msgspec.json.Decoder(_SubagentMeta).decode
 
@@ -232,7 +240,7 @@ class SessionLogFormat:
         size = os.stat(path).st_size
         budget.check(path, "log", size)
         tool_names: dict[str, str] = {}
-        with open(path, "rb") as handle:
+        with open_source(path) as handle:
             handle.seek(result.end_offset)
             offset = result.end_offset
             while True:
@@ -273,7 +281,7 @@ class SessionLogFormat:
                 yield message
 
     def load(self, path: Path, offset: int, length: int, index: int) -> SourceMessage | None:
-        with open(path, "rb") as handle:
+        with open_source(path) as handle:
             handle.seek(offset)
             raw = handle.read(length)
         if len(raw) != length:

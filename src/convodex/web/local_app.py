@@ -3,6 +3,10 @@
 Handlers parse, call the library in the thread pool and shape JSON. Search answers
 from the catalog with explicit progress and never waits for indexing; the session
 tree answers progressively; interactive reads preempt background indexing.
+
+Only loopback host names (and names the user configured) are answered, so a web page
+cannot reach the server through DNS rebinding, and a state-changing request from
+another origin is refused (SPEC X9).
 """
 
 from __future__ import annotations
@@ -10,10 +14,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
+import ipaddress
 import logging
 import os
 import sys
-from collections.abc import AsyncIterator
+import urllib.parse
+from collections.abc import AsyncIterator, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +28,7 @@ import anyio.to_thread
 import msgspec
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
@@ -29,6 +36,7 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from convodex.catalog.plan import SearchRequest
 from convodex.catalog.service import HistoryService
@@ -262,10 +270,78 @@ class _TokenAuth(BaseHTTPMiddleware):
         return await call_next(request)
 
 
+# Requests that change nothing: any origin may send them (it cannot read the answer).
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def host_name(host: str) -> str:
+    """The name in a ``Host`` header (or an authority): no port, no IPv6 brackets,
+    lower case, no trailing dot."""
+    name = host.strip().lower()
+    if name.startswith("["):
+        name = name[1 : name.find("]")] if "]" in name else name[1:]
+    elif name.count(":") == 1:
+        name = name.partition(":")[0]
+    return name.rstrip(".")
+
+
+def is_loopback_name(name: str) -> bool:
+    """``localhost`` (and ``*.localhost``, which browsers resolve to loopback
+    themselves) or a loopback address."""
+    if name == "localhost" or name.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+class _LocalOnly:
+    """DNS rebinding and cross-site writes (SPEC X9).
+
+    A ``Host`` that is not a loopback name nor one of ``hosts`` is refused, whatever
+    address the request came in on: a page whose name an attacker rebinds to 127.0.0.1
+    sends its own name. A state-changing request whose ``Origin`` is another than
+    this server's is refused (a form post needs no CORS preflight); one without an
+    ``Origin`` (curl, an agent host) comes from no web page and passes.
+    """
+
+    def __init__(self, app: ASGIApp, hosts: Iterable[str] = ()) -> None:
+        self.app = app
+        self.hosts = frozenset(host_name(h) for h in hosts)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        host = headers.get("host", "")
+        name = host_name(host)
+        if not (is_loopback_name(name) or name in self.hosts):
+            await error_response(403, "host not allowed")(scope, receive, send)
+            return
+        origin = headers.get("origin")
+        if scope["method"] not in SAFE_METHODS and origin is not None:
+            own = urllib.parse.urlsplit(f"{scope.get('scheme', 'http')}://{host}")
+            theirs = urllib.parse.urlsplit(origin)
+            if (theirs.scheme, theirs.netloc.lower()) != (own.scheme, own.netloc.lower()):
+                await error_response(403, "cross-origin request refused")(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
 def create_app(
-    service: HistoryService, *, watch: bool = True, token: str | None = None
+    service: HistoryService,
+    *,
+    watch: bool = True,
+    token: str | None = None,
+    allowed_hosts: Iterable[str] = (),
 ) -> Starlette:
-    """The ASGI app; the service starts with the app and stops with it."""
+    """The ASGI app; the service starts with the app and stops with it.
+
+    ``allowed_hosts``: host names answered besides the loopback ones (the bound
+    address, and the names configured with ``--allow-remote``).
+    """
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -296,7 +372,9 @@ def create_app(
     ]
     if STATIC.is_dir():
         routes.append(Mount("/static", StaticFiles(directory=STATIC), name="static"))
-    middleware = [Middleware(_TokenAuth, token=token)] if token else []
+    middleware = [Middleware(_LocalOnly, hosts=list(allowed_hosts))]
+    if token:
+        middleware.append(Middleware(_TokenAuth, token=token))
     app = Starlette(
         routes=routes,
         lifespan=lifespan,
