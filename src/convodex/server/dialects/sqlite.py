@@ -19,7 +19,7 @@ from convodex.server.db import (
     now_micros,
 )
 from convodex.server.matching import UNICODE_ESCAPE, LikeGroup, case_variants
-from convodex.sqlite import sqlite3
+from convodex.sqlite import sqlite3, transaction
 
 #: how long a statement waits for another process's write lock
 BUSY_TIMEOUT_MS = 5000
@@ -192,32 +192,16 @@ class SQLiteDatabase(Database):
 
     @contextmanager
     def write(self) -> Iterator[Tx]:
-        with self._write_connection() as conn, _translated():
-            # IMMEDIATE takes the write lock up front: no upgrade deadlocks with other
-            # processes, and a busy database fails here, before any work is done.
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield Tx(self.dialect, conn.cursor())
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
-            try:
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
+        # IMMEDIATE takes the write lock up front: no upgrade deadlocks with other
+        # processes, and a busy database fails there, before any work is done.
+        with self._write_connection() as conn, _translated(), transaction(conn):
+            yield Tx(self.dialect, conn.cursor())
 
     @contextmanager
     def snapshot(self) -> Iterator[Tx]:
-        with self._reader() as conn, _translated():
-            # In WAL mode a read transaction sees one committed state throughout.
-            conn.execute("BEGIN")
-            try:
-                yield Tx(self.dialect, conn.cursor())
-            finally:
-                conn.execute("ROLLBACK")
+        # In WAL mode a read transaction sees one committed state throughout.
+        with self._reader() as conn, _translated(), transaction(conn, "BEGIN"):
+            yield Tx(self.dialect, conn.cursor())
 
     def _apply_migration(self, version: int, name: str, script: str) -> None:
         with self.write() as tx:
