@@ -96,9 +96,14 @@ def chromium() -> Iterator[Browser]:
 
 
 @contextmanager
-def new_page(browser: Browser, width: int = 1440, height: int = 900) -> Iterator[Page]:
-    """A fresh page (its own context: no state shared with other tests)."""
-    context = browser.new_context(viewport={"width": width, "height": height})
+def new_page(
+    browser: Browser, width: int = 1440, height: int = 900, permissions: Sequence[str] = ()
+) -> Iterator[Page]:
+    """A fresh page (its own context: no state shared with other tests), with these
+    browser permissions granted (e.g. ``clipboard-read`` to read back what was copied)."""
+    context = browser.new_context(
+        viewport={"width": width, "height": height}, permissions=list(permissions)
+    )
     context.set_default_timeout(TIMEOUT_MS)
     try:
         yield context.new_page()

@@ -459,11 +459,24 @@ def test_the_page_fits_a_390_pixel_phone(site: tuple[str, Browser]) -> None:
         for label in page.locator("#sort label").all():
             expect(label).to_be_in_viewport(ratio=1)
         expect(page.locator("#q")).to_be_in_viewport(ratio=1)
+        # A hit's actions (copy its resume command, export it) fit, the choices open too.
+        claude = page.locator("#hits .hit[data-session-id='claude-billing']").first
+        copy = claude.get_by_role("button", name="Copy resume command")
+        claude.scroll_into_view_if_needed()
+        expect(copy).to_be_in_viewport(ratio=1)
+        claude.get_by_role("button", name="Export").click()
+        choices = claude.locator(".export-menu a").all() + [claude.get_by_label("redact secrets")]
+        for choice in choices:
+            expect(choice).to_be_in_viewport(ratio=1)
+        assert page.evaluate(OVERFLOW) == []
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
         screenshot(page, "web-page-390.png", full_page=True)
 
         # A hit opens over the results, full width, and closes back to them.
         page.locator("#hits .hit[data-session-id='deep-package']").click()
         expect(page.locator("#messages .msg.hit")).to_be_in_viewport()
+        page.locator("#session-tools").get_by_role("button", name="Export").click()
+        expect(page.locator("#session-tools .export-menu")).to_be_in_viewport(ratio=1)
         assert page.evaluate(OVERFLOW) == []
         assert page.evaluate("document.documentElement.scrollWidth") <= 390
         screenshot(page, "web-page-390-session.png")
