@@ -6,11 +6,21 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from convodex.catalog.service import Background, HistoryService
 from convodex.cli.options import root_options, roots_or_defaults
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+    from convodex.catalog.service import HistoryService
+    from convodex.tui.screen import FirstFrame
+    from convodex.tui.state import Filters, FirstLook
+
+# How long a slow first search keeps Textual from loading (it then shows the results).
+FIRST_WAIT = 1.0
 
 
 @click.command(context_settings={"ignore_unknown_options": True})
@@ -44,22 +54,59 @@ def pick(
     Markdown, y copies its resume command, Esc quits and prints nothing. Ctrl-T cycles
     the agent, Ctrl-P toggles this project, Ctrl-O the order, Ctrl-F the kinds.
     """
+    from convodex.tui.screen import FirstFrame, search_box
+
+    query = " ".join(words)
+    # The search box at once, before the catalog's modules load.
+    screen = FirstFrame.start()
+    if screen is not None:
+        screen.paint(search_box(screen.width, query))
+    try:
+        run_picker(screen, query, agent, here, sort, print_only, no_index, roots, cache_dir)
+    finally:
+        if screen is not None:
+            screen.close()  # when Textual never took the terminal over
+
+
+def run_picker(
+    screen: FirstFrame | None,
+    query: str,
+    agent: str | None,
+    here: bool,
+    sort: str,
+    print_only: bool,
+    no_index: bool,
+    roots: tuple[str, ...],
+    cache_dir: Path | None,
+) -> None:
     import os
 
     from convodex.catalog.plan import agent_name
-    from convodex.tui.state import Filters, search_thread
+    from convodex.catalog.service import Background, HistoryService
+    from convodex.tui.state import Filters, first_look, search_thread
 
-    root_list = roots_or_defaults(roots)
+    scoped = bool(roots)
+    # Without --root, searches see the whole catalog: the default roots only matter to
+    # background indexing, which starts after the first results (finding them imports
+    # every format's reader, which the first search does not need).
+    root_list = roots_or_defaults(roots) if scoped else []
     background = Background(listen_for_hints=False)
-    query = " ".join(words)
     filters = Filters.start(agent_name(agent) if agent else None, here, sort)
-    with HistoryService.open(
-        cache_dir, root_list, scoped=bool(roots), background=background
-    ) as service:
-        # The first search runs while Textual loads: its answer is ready for the first frame.
+    cwd = os.getcwd()
+    with HistoryService.open(cache_dir, root_list, scoped=scoped, background=background) as service:
+        # The first search starts at once, on the picker's search thread.
         pool = search_thread()
-        request = filters.request(query, os.getcwd())
-        first = pool.submit(service.search, request) if query.strip() else None
+        first = None
+        if query.strip():
+            first = pool.submit(first_look, service, filters.request(query, cwd))
+            if screen is not None:
+                show_first_results(screen, first, query, filters)
+
+        def start_indexing() -> None:
+            if not scoped:
+                service.roots = roots_or_defaults(())
+            service.start()
+
         from convodex.tui.picker import Picker
 
         app = Picker(
@@ -68,8 +115,11 @@ def pick(
             print_only=print_only,
             filters=filters,
             index=not no_index,
+            cwd=cwd,
             pool=pool,
             first=first,
+            start=start_indexing,
+            driver_class=screen.driver_class() if screen is not None else None,
         )
         try:
             outcome = app.run()
@@ -86,6 +136,28 @@ def pick(
             click.echo(hit.ref)
             return
         carry_out(service, outcome.action, hit.ref, cache_dir)
+
+
+def show_first_results(
+    screen: FirstFrame, first: Future[FirstLook], query: str, filters: Filters
+) -> None:
+    """The whole picker with the first results, as soon as they are in (drawn from the
+    search thread); Textual loads after them, or after FIRST_WAIT seconds of a slow
+    search (it then shows them itself)."""
+    import os
+    from concurrent.futures import wait
+
+    from convodex.tui.first_frame import Frame
+    from convodex.tui.state import settled
+
+    home = os.path.expanduser("~")
+
+    def draw(done: Future[FirstLook]) -> None:
+        frame = Frame(screen.width, screen.height, query, filters, settled(done), home)
+        screen.paint(frame.rows())
+
+    first.add_done_callback(draw)
+    wait([first], timeout=FIRST_WAIT)
 
 
 def carry_out(service: HistoryService, action: str, ref: str, cache_dir: Path | None) -> None:

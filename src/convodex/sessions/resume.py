@@ -65,7 +65,7 @@ def label(agent: str) -> str:
 
 
 def _known_agents() -> set[str]:
-    from convodex.sources.discover import FORMATS
+    from convodex.sources.registry import FORMATS
 
     return set(FORMATS) | set(HANDOFF)
 
@@ -87,24 +87,32 @@ def _overrides(table: str) -> dict[str, str]:
 
 def resume_template(agent: str) -> str | None:
     """The agent's resume template: the config file's, else its format's, else None."""
-    from convodex.sources.discover import FORMATS
-
     name = agent_name(agent)
     override = _overrides("resume").get(name)
     if override is not None:
         return override
-    fmt = FORMATS.get(name)
-    return fmt.resume if fmt is not None else None
+    return Templates()[name]
 
 
-def built_in_templates() -> dict[str, str | None]:
+class Templates(dict[str, str | None]):
+    """Resume templates by agent name. An agent the config file does not name gets its
+    format's documented template (None where it has none), read from that format when
+    first asked for: a search imports only its hits' readers, not every reader."""
+
+    def __missing__(self, agent: str) -> str | None:
+        from convodex.sources.registry import FORMATS
+
+        fmt = FORMATS.get(agent)
+        template = self[agent] = fmt.resume if fmt is not None else None
+        return template
+
+
+def built_in_templates() -> Templates:
     """Each format's documented resume template (None where the agent has none)."""
-    from convodex.sources.discover import FORMATS
-
-    return {name: fmt.resume for name, fmt in FORMATS.items()}
+    return Templates()
 
 
-def resume_templates() -> dict[str, str | None]:
+def resume_templates() -> Templates:
     """Every agent's template at once (a search fills many hits from one read)."""
     found = built_in_templates()
     found.update(_overrides("resume"))
@@ -147,7 +155,8 @@ def resume_command(
     agent: str, session_id: str, cwd: str | None, templates: Mapping[str, str | None] | None = None
 ) -> str | None:
     """The copyable one-line resume command, or None when the agent documents none."""
-    template = (templates if templates is not None else resume_templates()).get(agent)
+    chosen = templates if templates is not None else resume_templates()
+    template = chosen[agent] if isinstance(chosen, Templates) else chosen.get(agent)
     if template is None:
         return None
     values = {"id": session_id, "cwd": cwd or "."}
