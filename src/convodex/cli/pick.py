@@ -141,23 +141,30 @@ def run_picker(
 def show_first_results(
     screen: FirstFrame, first: Future[FirstLook], query: str, filters: Filters
 ) -> None:
-    """The whole picker with the first results, as soon as they are in (drawn from the
-    search thread); Textual loads after them, or after FIRST_WAIT seconds of a slow
-    search (it then shows them itself)."""
+    """The whole picker with the first results, drawn as soon as they are in (by the
+    search thread); Textual loads once they are on screen (loading it meanwhile would
+    slow the drawing down), or after FIRST_WAIT seconds of a slow search: it then
+    shows them itself."""
     import os
-    from concurrent.futures import wait
+    import threading
 
     from convodex.tui.first_frame import Frame
     from convodex.tui.state import settled
 
     home = os.path.expanduser("~")
+    drawn = threading.Event()
 
     def draw(done: Future[FirstLook]) -> None:
-        frame = Frame(screen.width, screen.height, query, filters, settled(done), home)
-        screen.paint(frame.rows())
+        try:
+            frame = Frame(screen.width, screen.height, query, filters, settled(done), home)
+            screen.paint(frame.rows())
+        except Exception:  # never a traceback over the screen:
+            pass  # Textual shows the results all the same, a moment later
+        finally:
+            drawn.set()
 
     first.add_done_callback(draw)
-    wait([first], timeout=FIRST_WAIT)
+    drawn.wait(FIRST_WAIT)
 
 
 def carry_out(service: HistoryService, action: str, ref: str, cache_dir: Path | None) -> None:
