@@ -9,21 +9,26 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import threading
+import time
 from concurrent.futures import Future
 from pathlib import Path
 
 import pytest
+from textual.widgets import Static
 
 from convodex.catalog.db import Catalog
 from convodex.catalog.indexer import Indexer
 from convodex.catalog.service import HistoryService
+from convodex.models import SearchPage
 from convodex.sources.discover import resolve_root
 from convodex.tui.first_frame import Frame
 from convodex.tui.picker import Picker
-from convodex.tui.state import Filters, FirstLook, first_look
+from convodex.tui.state import Filters, FirstLook, first_look, first_page, search_thread
 from helpers import write_claude_session
 
 T0 = 1_767_225_600_000
+DEADLINE = 20.0
 FILLER = (
     "The batch job walks every order row, rewrites its totals and commits in slices "
     "of ten thousand rows so the table stays available while it runs. "
@@ -113,3 +118,35 @@ def test_the_first_frame_is_the_apps_first_screen(
     if query == "migration":  # the results are in it, not only the search box
         assert frame[-2].startswith(" 29 hits in 10 sessions · ")
         assert any(re.search(r"  #\d user_text: ", row) for row in frame)
+
+
+def test_a_screenful_first_then_the_whole_page(service: HistoryService) -> None:
+    """With the first frame, the first search reads a screenful of hits; the app shows
+    them at once, then the whole page, keeping the first hit highlighted."""
+    filters = Filters()
+    look = first_look(service, filters.request("migration", os.getcwd(), first_page(24)))
+    assert isinstance(look.page, SearchPage) and len(look.page.hits) == 12
+    first: Future[FirstLook] = Future()
+    first.set_result(look)
+    pool = search_thread()
+    hold = threading.Event()
+    pool.submit(hold.wait, DEADLINE)  # the app's own searches wait behind this
+    app = Picker(service, "migration", index=False, first=first, pool=pool)
+
+    async def drive() -> None:
+        async with app.run_test(size=(100, 24)) as pilot:
+            status = app.query_one("#status", Static)
+            shown = app.selected()
+            assert len(app.hits) == 12 and shown is not None
+            assert str(status.content).startswith("12+ hits in ")
+            hold.set()
+            deadline = time.monotonic() + DEADLINE
+            while len(app.hits) < 29:
+                assert time.monotonic() < deadline, "the whole page never came"
+                await pilot.pause(0.02)
+            assert str(status.content).startswith("29 hits in 10 sessions")
+            selected = app.selected()
+            assert selected is not None and selected.ref == shown.ref
+
+    asyncio.run(drive())
+    app.close()

@@ -83,7 +83,7 @@ def run_picker(
 
     from convodex.catalog.plan import agent_name
     from convodex.catalog.service import Background, HistoryService
-    from convodex.tui.state import Filters, first_look, search_thread
+    from convodex.tui.state import PAGE, Filters, first_look, first_page, search_thread
 
     scoped = bool(roots)
     # Without --root, searches see the whole catalog: the default roots only matter to
@@ -98,7 +98,8 @@ def run_picker(
         pool = search_thread()
         first = None
         if query.strip():
-            first = pool.submit(first_look, service, filters.request(query, cwd))
+            limit = first_page(screen.height) if screen is not None else PAGE
+            first = pool.submit(first_look, service, filters.request(query, cwd, limit))
             if screen is not None:
                 show_first_results(screen, first, query, filters)
 

@@ -42,6 +42,7 @@ from convodex.tui import view
 from convodex.tui.screen import PLACEHOLDER
 from convodex.tui.state import (
     KIND_SETS,
+    PAGE,
     PREVIEW_CONTEXT,
     SORTS,
     Filters,
@@ -278,6 +279,8 @@ class Picker(App[Outcome]):
         if isinstance(page, SearchPage) and page.hits and look.preview is not None:
             self.ready_preview = (page.hits[0], look.preview)
         self.show_page(generation, page)
+        if isinstance(page, SearchPage) and page.next_cursor and len(page.hits) < PAGE:
+            self.search_now()  # a screenful came first: now the whole page
 
     def show_page(self, generation: int, page: Any) -> None:
         if generation != self.generation:

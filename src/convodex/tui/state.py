@@ -52,12 +52,12 @@ class Filters:
         self.agents = [None, *found]
         self.agent = self.agents.index(current) if current in self.agents else 0
 
-    def request(self, query: str, cwd: str) -> SearchRequest:
+    def request(self, query: str, cwd: str, limit: int = PAGE) -> SearchRequest:
         agent = self.agents[self.agent]
         return SearchRequest(
             query=query,
             kinds=KIND_SETS[self.kinds][1],
-            limit=PAGE,
+            limit=limit,
             sort=SORTS[self.sort],
             agents=() if agent is None else (agent,),
             projects=(cwd,) if self.here else (),
@@ -79,6 +79,13 @@ def search_thread() -> ThreadPoolExecutor:
     """The one thread every picker search and read runs on (it owns the connection
     until background indexing starts)."""
     return ThreadPoolExecutor(max_workers=1, thread_name_prefix="convodex-pick")
+
+
+def first_page(rows: int) -> int:
+    """The first search's page on a terminal of ``rows`` rows: about a screenful (a hit
+    takes a line or more, mostly two), so that fewer hits are read from their sources
+    before the first results show. The app reads the whole page right after."""
+    return min(PAGE, max(10, rows // 2))
 
 
 @dataclass
