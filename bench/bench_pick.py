@@ -19,14 +19,19 @@ directory holding that version's ``convodex`` package, e.g. made with
 ``git archive main src | tar -x -C /tmp/main`` and given as ``/tmp/main/src``.
 
 The corpus is generated once into bench/.corpus/ (see corpus.py) unless --corpus is
-given; it is indexed into a temporary cache first. Background indexing is off
-(`--no-index`): the catalog is complete, and the figure is the picker's own.
+given; it is indexed into a temporary cache first. The package's bytecode is cached
+first too, as an installed package has it (pip compiles it on install): with
+PYTHONDONTWRITEBYTECODE set, every launch would otherwise compile every module.
+Background indexing is off (`--no-index`): the catalog is complete, and the figure is
+the picker's own.
 Usage: bench/bench_pick.py [--mb 200] [--seed 1] [--corpus DIR] [--runs 10] [--baseline SRC]
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
+import importlib.util
 import os
 import re
 import shlex
@@ -133,6 +138,14 @@ class Terminal:
             self.tmux("kill-session", "-t", name)
 
 
+def package_dir() -> Path:
+    """The directory of the convodex package this Python imports."""
+    spec = importlib.util.find_spec("convodex")
+    if spec is None or spec.origin is None:
+        raise SystemExit("error: convodex is not importable: run this with the venv's python")
+    return Path(spec.origin).parent
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     corpus.add_arguments(ap)
@@ -146,6 +159,12 @@ def main() -> int:
     convodex = str(Path(sys.executable).with_name("convodex"))
     if not os.access(convodex, os.X_OK):
         raise SystemExit(f"error: no {convodex}: run this with the venv's python (make bench)")
+    packages = [package_dir()]
+    if args.baseline is not None:
+        packages.append(args.baseline / "convodex")
+    for package in packages:
+        compileall.compile_dir(str(package), quiet=1)
+        print(f"bytecode cached for {package}")
     root, manifest = corpus.for_bench(args.corpus, "claude-code", args.mb, args.seed)
     rare = manifest.rare_word() if manifest else "needle1"
 

@@ -146,6 +146,8 @@ class Picker(App[Outcome]):
         self.filters = filters or Filters()
         # A search already running for ``query`` (started before Textual loaded).
         self.first = first
+        # The query of the latest search (the box's value when it ran).
+        self.searched: str | None = query if first is not None else None
         # How background indexing starts (default: the service's own ``start``).
         self.start_indexing = start or service.start
         # A hit's context read ahead (the first hit's, with the first search).
@@ -248,6 +250,7 @@ class Picker(App[Outcome]):
         self.generation += 1
         generation = self.generation
         request = self.request()
+        self.searched = request.query
         if not request.query.strip():
             self.show_page(generation, None)
             return
@@ -280,7 +283,8 @@ class Picker(App[Outcome]):
             self.ready_preview = (page.hits[0], look.preview)
         self.show_page(generation, page)
         if isinstance(page, SearchPage) and page.next_cursor and len(page.hits) < PAGE:
-            self.search_now()  # a screenful came first: now the whole page
+            # A screenful came first: the whole page once the app is on screen.
+            self.call_after_refresh(self.search_now)
 
     def show_page(self, generation: int, page: Any) -> None:
         if generation != self.generation:
@@ -364,6 +368,8 @@ class Picker(App[Outcome]):
     def typed(self, event: Input.Changed) -> None:
         if self._debounce is not None:
             self._debounce.stop()
+        if event.value == self.searched:
+            return  # the results shown answer it already (the box's first value, an undo)
         self._debounce = self.set_timer(DEBOUNCE_SECONDS, self.search_now)
 
     @on(Input.Submitted, "#query")
