@@ -19,7 +19,7 @@ from playwright.sync_api import Browser, Download, Locator, Page, expect
 
 from convodex.sources.discover import resolve_root
 from helpers import write_claude_session, write_session
-from web.page_helpers import chromium, new_page, screenshot, serving
+from web.page_helpers import isolated_site, new_page, opened_page, screenshot, serving
 
 NOW = int(time.time() * 1000)
 SECRET = "sk-proj-4fJq9ZxT2mLw8RkP1vN6bY3cH7dS0aEo"
@@ -56,27 +56,14 @@ def write_corpus(base: Path) -> list[Path]:
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Browser]]:
-    base = tmp_path_factory.mktemp("page-actions")
-    with pytest.MonkeyPatch.context() as env:
-        # Other agents' default roots and convodex's config file hang off these: empty.
-        env.setenv("HOME", str(base / "home"))
-        env.setenv("CONVODEX_HOME", str(base / "convodex-home"))
-        env.setenv("XDG_CONFIG_HOME", str(base / "config"))
-        env.delenv("CLAUDE_CONFIG_DIR", raising=False)
-        with serving(write_corpus(base / "sessions"), base / "cache") as url, chromium() as b:
-            yield url, b
+    with isolated_site(tmp_path_factory.mktemp("page-actions"), write_corpus) as site:
+        yield site
 
 
 @pytest.fixture
 def page(site: tuple[str, Browser]) -> Iterator[Page]:
-    url, browser = site
-    with new_page(browser, permissions=["clipboard-read", "clipboard-write"]) as page:
-        errors: list[str] = []
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        page.goto(url + "/")
+    with opened_page(site, permissions=["clipboard-read", "clipboard-write"]) as page:
         yield page
-        assert errors == []
 
 
 def search(page: Page, query: str, count: int) -> Locator:

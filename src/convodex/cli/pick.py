@@ -54,89 +54,71 @@ def pick(
     Markdown, y copies its resume command, Esc quits and prints nothing. Ctrl-T cycles
     the agent, Ctrl-P toggles this project, Ctrl-O the order, Ctrl-F the kinds.
     """
-    from convodex.tui.screen import FirstFrame, search_box
+    from convodex.tui.screen import early_screen
 
     query = " ".join(words)
     # The search box at once, before the catalog's modules load.
-    screen = FirstFrame.start()
-    if screen is not None:
-        screen.paint(search_box(screen.width, query))
-    try:
-        run_picker(screen, query, agent, here, sort, print_only, no_index, roots, cache_dir)
-    finally:
-        if screen is not None:
-            screen.close()  # when Textual never took the terminal over
+    with early_screen(query) as screen:
+        import os
 
+        from convodex.catalog.plan import agent_name
+        from convodex.catalog.service import Background, HistoryService
+        from convodex.tui.state import PAGE, Filters, first_look, first_page, search_thread
 
-def run_picker(
-    screen: FirstFrame | None,
-    query: str,
-    agent: str | None,
-    here: bool,
-    sort: str,
-    print_only: bool,
-    no_index: bool,
-    roots: tuple[str, ...],
-    cache_dir: Path | None,
-) -> None:
-    import os
+        scoped = bool(roots)
+        # Without --root, searches see the whole catalog: the default roots only matter to
+        # background indexing, which starts after the first results (finding them imports
+        # every format's reader, which the first search does not need).
+        root_list = roots_or_defaults(roots) if scoped else []
+        background = Background(listen_for_hints=False)
+        filters = Filters.start(agent_name(agent) if agent else None, here, sort)
+        cwd = os.getcwd()
+        with HistoryService.open(
+            cache_dir, root_list, scoped=scoped, background=background
+        ) as service:
+            # The first search starts at once, on the picker's search thread.
+            pool = search_thread()
+            first = None
+            if query.strip():
+                limit = first_page(screen.height) if screen is not None else PAGE
+                first = pool.submit(first_look, service, filters.request(query, cwd, limit))
+                if screen is not None:
+                    show_first_results(screen, first, query, filters)
 
-    from convodex.catalog.plan import agent_name
-    from convodex.catalog.service import Background, HistoryService
-    from convodex.tui.state import PAGE, Filters, first_look, first_page, search_thread
+            def start_indexing() -> None:
+                if not scoped:
+                    service.roots = roots_or_defaults(())
+                service.start()
 
-    scoped = bool(roots)
-    # Without --root, searches see the whole catalog: the default roots only matter to
-    # background indexing, which starts after the first results (finding them imports
-    # every format's reader, which the first search does not need).
-    root_list = roots_or_defaults(roots) if scoped else []
-    background = Background(listen_for_hints=False)
-    filters = Filters.start(agent_name(agent) if agent else None, here, sort)
-    cwd = os.getcwd()
-    with HistoryService.open(cache_dir, root_list, scoped=scoped, background=background) as service:
-        # The first search starts at once, on the picker's search thread.
-        pool = search_thread()
-        first = None
-        if query.strip():
-            limit = first_page(screen.height) if screen is not None else PAGE
-            first = pool.submit(first_look, service, filters.request(query, cwd, limit))
-            if screen is not None:
-                show_first_results(screen, first, query, filters)
+            from convodex.tui.picker import Picker
 
-        def start_indexing() -> None:
-            if not scoped:
-                service.roots = roots_or_defaults(())
-            service.start()
-
-        from convodex.tui.picker import Picker
-
-        app = Picker(
-            service,
-            query,
-            print_only=print_only,
-            filters=filters,
-            index=not no_index,
-            cwd=cwd,
-            pool=pool,
-            first=first,
-            start=start_indexing,
-            driver_class=screen.driver_class() if screen is not None else None,
-        )
-        try:
-            outcome = app.run()
-        finally:
-            app.close()
-        if outcome is None:
-            return
-        if outcome.copied:
-            click.echo(outcome.copied)
-        hit = outcome.hit
-        if hit is None or outcome.action == "quit":
-            return
-        if outcome.action == "print":
-            click.echo(hit.ref)
-            return
-        carry_out(service, outcome.action, hit.ref, cache_dir)
+            app = Picker(
+                service,
+                query,
+                print_only=print_only,
+                filters=filters,
+                index=not no_index,
+                cwd=cwd,
+                pool=pool,
+                first=first,
+                start=start_indexing,
+                driver_class=screen.driver_class() if screen is not None else None,
+            )
+            try:
+                outcome = app.run()
+            finally:
+                app.close()
+            if outcome is None:
+                return
+            if outcome.copied:
+                click.echo(outcome.copied)
+            hit = outcome.hit
+            if hit is None or outcome.action == "quit":
+                return
+            if outcome.action == "print":
+                click.echo(hit.ref)
+                return
+            carry_out(service, outcome.action, hit.ref, cache_dir)
 
 
 def show_first_results(

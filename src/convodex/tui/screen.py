@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -176,3 +178,17 @@ class FirstFrame:
         data = text.encode("utf-8")
         while data:
             data = data[os.write(2, data) :]
+
+
+@contextmanager
+def early_screen(query: str) -> Iterator[FirstFrame | None]:
+    """The terminal taken for the picker with its search box drawn, given back on the
+    way out unless Textual took it over (None where the app must draw alone)."""
+    screen = FirstFrame.start()
+    if screen is not None:
+        screen.paint(search_box(screen.width, query))
+    try:
+        yield screen
+    finally:
+        if screen is not None:
+            screen.close()
