@@ -112,13 +112,14 @@ class Picker(App[Outcome]):
     #status {{ height: 1; background: $boost; color: $text-muted; padding: 0 1; }}
     """
     BINDINGS: ClassVar[list[BindingType]] = [
-        *(
-            Binding(key, action, label, priority=key == "escape")
-            for key, action, label in view.FOOTER_KEYS
-        ),
+        Binding("escape", "quit_quietly", "Quit", priority=True),
         Binding("ctrl+c", "quit_quietly", "Quit", show=False, priority=True),
         Binding("down", "to_results", "Results", show=False),
         Binding("tab", "to_results", "Results", show=False),
+        Binding("ctrl+t", "cycle_agent", "Agent"),
+        Binding("ctrl+p", "toggle_here", "This project"),
+        Binding("ctrl+o", "cycle_sort", "Sort"),
+        Binding("ctrl+f", "cycle_kinds", "Kinds"),
     ]
 
     def __init__(

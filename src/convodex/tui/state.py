@@ -1,8 +1,8 @@
 """The picker's filters and the search they ask for, without Textual.
 
-Kept apart from the app so ``convodex pick`` can start the first search on the
-picker's search thread *before* Textual is imported: the catalog answers while the
-UI library loads (SPEC L16: first results within 300 ms of launch).
+Kept apart from the app so that ``convodex pick`` can run the first search on the
+picker's search thread, and draw its answer (``first_frame``), before Textual is
+imported (SPEC L16: first results within 300 ms of launch).
 """
 
 from __future__ import annotations

@@ -20,15 +20,6 @@ Span = tuple[str, str]  # (text, style); "" is the default style
 RESULTS_PERCENT = 55  # of the width; the preview has the rest
 MATCH = "bold yellow"
 ACTIONS = "enter resume · s show · e export · y copy"
-# The keys the footer shows: (Textual key, action, description). Others are in
-# ``picker.Picker.BINDINGS`` only.
-FOOTER_KEYS = (
-    ("escape", "quit_quietly", "Quit"),
-    ("ctrl+t", "cycle_agent", "Agent"),
-    ("ctrl+p", "toggle_here", "This project"),
-    ("ctrl+o", "cycle_sort", "Sort"),
-    ("ctrl+f", "cycle_kinds", "Kinds"),
-)
 
 
 def marked(text: str, query: Query | None) -> list[Span]:
@@ -131,8 +122,3 @@ def status(error: str | None, found: str, progress: Progress | None, filters: Fi
     pieces.append(filters.describe())
     pieces.append(ACTIONS)
     return " · ".join(pieces)
-
-
-def key_display(key: str) -> str:
-    """A key as Textual's footer writes it: ``esc``, ``^t``."""
-    return "esc" if key == "escape" else key.replace("ctrl+", "^")
