@@ -10,7 +10,7 @@ import socket
 import threading
 import time
 import unicodedata
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -81,6 +81,22 @@ def serving(
 
 
 @contextmanager
+def isolated_site(
+    base: Path, write_corpus: Callable[[Path], list[Path]]
+) -> Iterator[tuple[str, Browser]]:
+    """One indexed server and one browser for a test module, with a home of its own:
+    other agents' default roots and convodex's config file hang off it, and stay empty."""
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("HOME", str(base / "home"))
+        env.setenv("CONVODEX_HOME", str(base / "convodex-home"))
+        env.setenv("XDG_CONFIG_HOME", str(base / "config"))
+        for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME"):
+            env.delenv(name, raising=False)
+        with serving(write_corpus(base / "sessions"), base / "cache") as url, chromium() as b:
+            yield url, b
+
+
+@contextmanager
 def chromium() -> Iterator[Browser]:
     if not Path(CHROMIUM).exists():
         pytest.fail(
@@ -96,14 +112,35 @@ def chromium() -> Iterator[Browser]:
 
 
 @contextmanager
-def new_page(browser: Browser, width: int = 1440, height: int = 900) -> Iterator[Page]:
-    """A fresh page (its own context: no state shared with other tests)."""
-    context = browser.new_context(viewport={"width": width, "height": height})
+def new_page(
+    browser: Browser, width: int = 1440, height: int = 900, permissions: Sequence[str] = ()
+) -> Iterator[Page]:
+    """A fresh page (its own context: no state shared with other tests), with these
+    browser permissions granted (e.g. ``clipboard-read`` to read back what was copied)."""
+    context = browser.new_context(
+        viewport={"width": width, "height": height}, permissions=list(permissions)
+    )
     context.set_default_timeout(TIMEOUT_MS)
     try:
         yield context.new_page()
     finally:
         context.close()
+
+
+@contextmanager
+def opened_page(
+    site: tuple[str, Browser], permissions: Sequence[str] = (), allowed: Sequence[str] = ()
+) -> Iterator[Page]:
+    """The site's page in a fresh context; on the way out, no script error and no
+    console error other than those starting with one of ``allowed``."""
+    url, browser = site
+    with new_page(browser, permissions=permissions) as page:
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.goto(url + "/")
+        yield page
+        assert [e for e in errors if not e.startswith(tuple(allowed))] == []
 
 
 @contextmanager

@@ -16,9 +16,10 @@ import httpx
 from convodex import config
 from convodex.catalog.db import open_catalog
 from convodex.catalog.scheduler import Scheduler
+from convodex.sources.discover import resolve_root
 from convodex.writer import SessionWriter
 from corpus import generate as generate_corpus
-from helpers import CliRun, append_lines, service, write_session
+from helpers import CliRun, append_lines, service, write_claude_session, write_session
 from live_server import serving, wait_for
 
 
@@ -105,6 +106,23 @@ def test_tree_titles_fall_back_to_the_first_user_message(root: Path, cache_dir: 
         wait_for(lambda: progress(client)["state"] == "complete")
         titles = {r["sessionId"]: r["title"] for r in client.get("/tree").json()["rows"]}
         assert titles == {"named": "Walrus talk", "untitled": "Why does the walrus sing?"}
+
+
+def test_a_broken_config_file_never_breaks_showing_a_session(
+    tmp_path: Path, cache_dir: Path
+) -> None:
+    config = Path.home() / ".config" / "convodex" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text("[resume\nthis is not toml")
+    root = tmp_path / "claude"
+    write_claude_session(root, "abc123", "/srv/app", [("user", "heron sighting", 1_000)])
+    expected = "cd /srv/app && claude --resume abc123"
+    with serving(service(cache_dir, [resolve_root(f"{root}:claude-code")])) as client:
+        wait_for(lambda: progress(client)["state"] == "complete")
+        hits = client.get("/search", params={"q": "heron"}).json()["hits"]
+        assert [h["resumeCommand"] for h in hits] == [expected]
+        view = client.get("/sessions/abc123")
+        assert view.status_code == 200 and view.json()["resumeCommand"] == expected
 
 
 def test_one_error_shape(root: Path, cache_dir: Path) -> None:

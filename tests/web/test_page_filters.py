@@ -21,7 +21,7 @@ from playwright.sync_api import Browser, Locator, Page, expect
 
 from convodex.sources.discover import resolve_root
 from helpers import write_claude_session, write_codex_rollout, write_session
-from web.page_helpers import chromium, new_page, screenshot, serving
+from web.page_helpers import isolated_site, new_page, opened_page, screenshot
 
 HOUR = 3_600_000
 DAY = 24 * HOUR
@@ -169,30 +169,16 @@ def write_corpus(base: Path) -> list[Path]:
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Browser]]:
     """One indexed server and one browser for the module (each test gets its own page)."""
-    base = tmp_path_factory.mktemp("page-filters")
-    with pytest.MonkeyPatch.context() as env:
-        # Other agents' default roots hang off the home directory: keep them empty.
-        env.setenv("HOME", str(base / "home"))
-        env.setenv("CONVODEX_HOME", str(base / "convodex-home"))
-        env.delenv("CLAUDE_CONFIG_DIR", raising=False)
-        env.delenv("CODEX_HOME", raising=False)
-        roots = write_corpus(base / "sessions")
-        with serving(roots, base / "cache") as url, chromium() as browser:
-            yield url, browser
+    with isolated_site(tmp_path_factory.mktemp("page-filters"), write_corpus) as site:
+        yield site
 
 
 @pytest.fixture
 def page(site: tuple[str, Browser]) -> Iterator[Page]:
-    url, browser = site
-    with new_page(browser) as page:
-        errors: list[str] = []
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        page.goto(url + "/")
+    # A query the server rejects (400) is shown on the page; the browser logs it too.
+    rejected = "Failed to load resource: the server responded with a status of 400"
+    with opened_page(site, allowed=[rejected]) as page:
         yield page
-        # A query the server rejects (400) is shown on the page; the browser logs it too.
-        rejected = "Failed to load resource: the server responded with a status of 400"
-        assert [e for e in errors if not e.startswith(rejected)] == []
 
 
 @pytest.fixture
@@ -459,11 +445,24 @@ def test_the_page_fits_a_390_pixel_phone(site: tuple[str, Browser]) -> None:
         for label in page.locator("#sort label").all():
             expect(label).to_be_in_viewport(ratio=1)
         expect(page.locator("#q")).to_be_in_viewport(ratio=1)
+        # A hit's actions (copy its resume command, export it) fit, the choices open too.
+        claude = page.locator("#hits .hit[data-session-id='claude-billing']").first
+        copy = claude.get_by_role("button", name="Copy resume command")
+        claude.scroll_into_view_if_needed()
+        expect(copy).to_be_in_viewport(ratio=1)
+        claude.get_by_role("button", name="Export").click()
+        choices = claude.locator(".export-menu a").all() + [claude.get_by_label("redact secrets")]
+        for choice in choices:
+            expect(choice).to_be_in_viewport(ratio=1)
+        assert page.evaluate(OVERFLOW) == []
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
         screenshot(page, "web-page-390.png", full_page=True)
 
         # A hit opens over the results, full width, and closes back to them.
         page.locator("#hits .hit[data-session-id='deep-package']").click()
         expect(page.locator("#messages .msg.hit")).to_be_in_viewport()
+        page.locator("#session-tools").get_by_role("button", name="Export").click()
+        expect(page.locator("#session-tools .export-menu")).to_be_in_viewport(ratio=1)
         assert page.evaluate(OVERFLOW) == []
         assert page.evaluate("document.documentElement.scrollWidth") <= 390
         screenshot(page, "web-page-390-session.png")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,7 +20,7 @@ from convodex import config
 from convodex.catalog import spans
 from convodex.catalog.db import Catalog
 from convodex.catalog.rowids import MESSAGE_MASK, split_rowid
-from convodex.errors import ConfigError, NotFound, QueryError
+from convodex.errors import NotFound, QueryError
 from convodex.models import ContextMessage, Hit
 from convodex.sqlite import sqlite3
 from convodex.text.query import Query, first_match
@@ -112,7 +113,7 @@ class Hydrator:
         self.catalog = catalog
         self.runtime = runtime
         self.sources: dict[int, SourceRow | None] = {}
-        self._resume_templates: dict[str, str | None] | None = None
+        self._resume_templates: Mapping[str, str | None] | None = None
 
     def resume_command(self, agent: str, session_id: str, workspace: str | None) -> str | None:
         """The hit's copyable resume command (L15); templates read once per search.
@@ -120,17 +121,11 @@ class Hydrator:
         A broken config file never breaks a search: hits fall back to the agents' own
         commands (``convodex resume`` reports the file's error).
         """
-        from convodex.sessions.resume import built_in_templates, resume_command, resume_templates
+        from convodex.sessions.resume import shown_resume_command, usable_templates
 
         if self._resume_templates is None:
-            try:
-                self._resume_templates = resume_templates()
-            except ConfigError:
-                self._resume_templates = built_in_templates()
-        try:
-            return resume_command(agent, session_id, workspace, self._resume_templates)
-        except ConfigError:
-            return None
+            self._resume_templates = usable_templates()
+        return shown_resume_command(agent, session_id, workspace, self._resume_templates)
 
     def source(self, source_id: int) -> SourceRow | None:
         if source_id in self.sources:

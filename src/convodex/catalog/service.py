@@ -284,7 +284,7 @@ class HistoryService:
 
     def session(self, session_id: str, path: str | None = None) -> SessionView:
         """A whole session's effective branch, replayed from its transcript."""
-        from convodex.sessions.resume import resume_command
+        from convodex.sessions.resume import shown_resume_command, usable_templates
         from convodex.sources.base import Budget, ReadResult
         from convodex.sources.registry import FORMATS
 
@@ -304,7 +304,9 @@ class HistoryService:
             workspace_root=info.workspace_root,
             messages=messages,
             agent=fmt,
-            resume_command=resume_command(fmt, session_id, info.workspace_root),
+            resume_command=shown_resume_command(
+                fmt, session_id, info.workspace_root, usable_templates()
+            ),
         )
 
     def agents(self) -> list[str]:

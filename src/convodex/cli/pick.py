@@ -6,11 +6,21 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from convodex.catalog.service import Background, HistoryService
 from convodex.cli.options import root_options, roots_or_defaults
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+    from convodex.catalog.service import HistoryService
+    from convodex.tui.screen import FirstFrame
+    from convodex.tui.state import Filters, FirstLook
+
+# How long a slow first search keeps Textual from loading (it then shows the results).
+FIRST_WAIT = 1.0
 
 
 @click.command(context_settings={"ignore_unknown_options": True})
@@ -45,52 +55,104 @@ def pick(
     Markdown, y copies its resume command, Esc quits and prints nothing. Ctrl-T cycles
     the agent, Ctrl-P toggles this project, Ctrl-O the order, Ctrl-F the kinds.
     """
-    import os
+    from convodex.tui.screen import early_screen
 
-    from convodex.catalog.plan import agent_name
-    from convodex.tui.state import Filters, search_thread
-
-    root_list = roots_or_defaults(roots)
-    background = Background(listen_for_hints=False)
     query = " ".join(words)
-    filters = Filters.start(agent_name(agent) if agent else None, here, sort)
-    with HistoryService.open(
-        cache_dir,
-        root_list,
-        scoped=bool(roots),
-        background=background,
-        follow_symlinks=follow_symlinks,
-    ) as service:
-        # The first search runs while Textual loads: its answer is ready for the first frame.
-        pool = search_thread()
-        request = filters.request(query, os.getcwd())
-        first = pool.submit(service.search, request) if query.strip() else None
-        from convodex.tui.picker import Picker
+    # The search box at once, before the catalog's modules load.
+    with early_screen(query) as screen:
+        import os
 
-        app = Picker(
-            service,
-            query,
-            print_only=print_only,
-            filters=filters,
-            index=not no_index,
-            pool=pool,
-            first=first,
-        )
+        from convodex.catalog.plan import agent_name
+        from convodex.catalog.service import Background, HistoryService
+        from convodex.tui.state import PAGE, Filters, first_look, first_page, search_thread
+
+        scoped = bool(roots)
+        # Without --root, searches see the whole catalog: the default roots only matter to
+        # background indexing, which starts after the first results (finding them imports
+        # every format's reader, which the first search does not need).
+        root_list = roots_or_defaults(roots) if scoped else []
+        background = Background(listen_for_hints=False)
+        filters = Filters.start(agent_name(agent) if agent else None, here, sort)
+        cwd = os.getcwd()
+        with HistoryService.open(
+            cache_dir,
+            root_list,
+            scoped=scoped,
+            background=background,
+            follow_symlinks=follow_symlinks,
+        ) as service:
+            # The first search starts at once, on the picker's search thread.
+            pool = search_thread()
+            first = None
+            if query.strip():
+                limit = first_page(screen.height) if screen is not None else PAGE
+                first = pool.submit(first_look, service, filters.request(query, cwd, limit))
+                if screen is not None:
+                    show_first_results(screen, first, query, filters)
+
+            def start_indexing() -> None:
+                if not scoped:
+                    service.roots = roots_or_defaults(())
+                service.start()
+
+            from convodex.tui.picker import Picker
+
+            app = Picker(
+                service,
+                query,
+                print_only=print_only,
+                filters=filters,
+                index=not no_index,
+                cwd=cwd,
+                pool=pool,
+                first=first,
+                start=start_indexing,
+                driver_class=screen.driver_class() if screen is not None else None,
+            )
+            try:
+                outcome = app.run()
+            finally:
+                app.close()
+            if outcome is None:
+                return
+            if outcome.copied:
+                click.echo(outcome.copied)
+            hit = outcome.hit
+            if hit is None or outcome.action == "quit":
+                return
+            if outcome.action == "print":
+                click.echo(hit.ref)
+                return
+            carry_out(service, outcome.action, hit.ref, cache_dir)
+
+
+def show_first_results(
+    screen: FirstFrame, first: Future[FirstLook], query: str, filters: Filters
+) -> None:
+    """The whole picker with the first results, drawn as soon as they are in (by the
+    search thread); Textual loads once they are on screen (loading it meanwhile would
+    slow the drawing down), or after FIRST_WAIT seconds of a slow search: it then
+    shows them itself."""
+    import os
+    import threading
+
+    from convodex.tui.first_frame import Frame
+    from convodex.tui.state import settled
+
+    home = os.path.expanduser("~")
+    drawn = threading.Event()
+
+    def draw(done: Future[FirstLook]) -> None:
         try:
-            outcome = app.run()
+            frame = Frame(screen.width, screen.height, query, filters, settled(done), home)
+            screen.paint(frame.rows())
+        except Exception:  # never a traceback over the screen:
+            pass  # Textual shows the results all the same, a moment later
         finally:
-            app.close()
-        if outcome is None:
-            return
-        if outcome.copied:
-            click.echo(outcome.copied)
-        hit = outcome.hit
-        if hit is None or outcome.action == "quit":
-            return
-        if outcome.action == "print":
-            click.echo(hit.ref)
-            return
-        carry_out(service, outcome.action, hit.ref, cache_dir)
+            drawn.set()
+
+    first.add_done_callback(draw)
+    drawn.wait(FIRST_WAIT)
 
 
 def carry_out(service: HistoryService, action: str, ref: str, cache_dir: Path | None) -> None:

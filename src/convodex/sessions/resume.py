@@ -52,7 +52,7 @@ def label(agent: str) -> str:
 
 
 def _known_agents() -> set[str]:
-    from convodex.sources.discover import FORMATS
+    from convodex.sources.registry import FORMATS
 
     return set(FORMATS)
 
@@ -74,32 +74,40 @@ def _overrides(table: str) -> dict[str, str]:
 
 def resume_template(agent: str) -> str | None:
     """The agent's resume template: the config file's, else its format's, else None."""
-    from convodex.sources.discover import FORMATS
-
     name = agent_name(agent)
     override = _overrides("resume").get(name)
     if override is not None:
         return override
-    fmt = FORMATS.get(name)
-    return fmt.resume if fmt is not None else None
+    return Templates()[name]
 
 
 def built_in_handoffs() -> dict[str, str]:
     """Each format's documented way of starting with a first prompt, where it has one."""
-    from convodex.sources.discover import FORMATS
+    from convodex.sources.registry import FORMATS
 
     found = {name: getattr(fmt, "handoff", None) for name, fmt in FORMATS.items()}
     return {name: template for name, template in found.items() if template}
 
 
-def built_in_templates() -> dict[str, str | None]:
+class Templates(dict[str, str | None]):
+    """Resume templates by agent name. An agent the config file does not name gets its
+    format's documented template (None where it has none), read from that format when
+    first asked for: a search imports only its hits' readers, not every reader."""
+
+    def __missing__(self, agent: str) -> str | None:
+        from convodex.sources.registry import FORMATS
+
+        fmt = FORMATS.get(agent)
+        template = self[agent] = fmt.resume if fmt is not None else None
+        return template
+
+
+def built_in_templates() -> Templates:
     """Each format's documented resume template (None where the agent has none)."""
-    from convodex.sources.discover import FORMATS
-
-    return {name: fmt.resume for name, fmt in FORMATS.items()}
+    return Templates()
 
 
-def resume_templates() -> dict[str, str | None]:
+def resume_templates() -> Templates:
     """Every agent's template at once (a search fills many hits from one read)."""
     found = built_in_templates()
     found.update(_overrides("resume"))
@@ -142,12 +150,32 @@ def resume_command(
     agent: str, session_id: str, cwd: str | None, templates: Mapping[str, str | None] | None = None
 ) -> str | None:
     """The copyable one-line resume command, or None when the agent documents none."""
-    template = (templates if templates is not None else resume_templates()).get(agent)
+    chosen = templates if templates is not None else resume_templates()
+    template = chosen[agent] if isinstance(chosen, Templates) else chosen.get(agent)
     if template is None:
         return None
     values = {"id": session_id, "cwd": cwd or "."}
     argv = fill(template, values, RESUME_PLACEHOLDERS, f"the {label(agent)} resume command")
     return shell_line(argv, cwd)
+
+
+def usable_templates() -> Mapping[str, str | None]:
+    """Every agent's template; with a broken config file, the agents' own commands
+    (showing a session or a hit never fails on it; ``convodex resume`` reports it)."""
+    try:
+        return resume_templates()
+    except ConfigError:
+        return built_in_templates()
+
+
+def shown_resume_command(
+    agent: str, session_id: str, cwd: str | None, templates: Mapping[str, str | None]
+) -> str | None:
+    """``resume_command`` for a hit or a session view: None instead of a config error."""
+    try:
+        return resume_command(agent, session_id, cwd, templates)
+    except ConfigError:
+        return None
 
 
 def resume_launch(agent: str, session_id: str, cwd: str | None) -> Launch:

@@ -44,6 +44,9 @@ _CJK = f"[{_CJK_RANGES}]"
 _WORD = re.compile(r"\w+")
 # Pure-ASCII text needs no Unicode folding: the fast path for code and English.
 _ASCII_WORD = re.compile(r"[A-Za-z0-9_]+")
+# A word character outside ASCII. Text without one (only … · — ’ beyond ASCII, as in
+# most snippets) has the tokens of its ASCII words: the fast path holds for it too.
+_NON_ASCII_WORD = re.compile(r"[^\W\x00-\x7f]")
 
 
 @functools.cache
@@ -84,7 +87,7 @@ def _fold_word(word: str) -> list[str]:
 
 def iter_tokens(text: str) -> Iterator[Token]:
     """Every token of ``text`` in order, with its span in the original string."""
-    if text.isascii():
+    if text.isascii() or _NON_ASCII_WORD.search(text) is None:
         for m in _ASCII_WORD.finditer(text):
             yield Token(m.group(0).lower(), m.start(), m.end(), False)
         return

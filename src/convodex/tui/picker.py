@@ -5,6 +5,11 @@ other surface, on one worker thread, so typing never waits for a search and a se
 never waits for indexing: progress shows in the status line, and results refresh as
 the index fills. The app only picks; what to do with the pick (resume, show, export)
 happens after it has left the terminal, in the CLI.
+
+``convodex pick`` shows its first results before this module is even imported (see
+``screen`` and ``first_frame``); the app then starts with those results (``first``)
+and, through the driver it is given, takes the screen over without clearing it. It
+uses the terminal's own colours (the ansi-dark theme), which the first frame matches.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from rich.text import Text
 from textual import on
@@ -32,14 +37,27 @@ from convodex.catalog.plan import SearchRequest
 from convodex.catalog.service import HistoryService
 from convodex.errors import ConvodexError
 from convodex.models import AroundResult, Hit, Progress, SearchPage
-from convodex.text.query import Query, highlights, parse
-from convodex.text.snippet import collapse_whitespace
-from convodex.tui.state import KIND_SETS, SORTS, Filters, search_thread
+from convodex.text.query import Query, parse
+from convodex.tui import view
+from convodex.tui.screen import PLACEHOLDER
+from convodex.tui.state import (
+    KIND_SETS,
+    PAGE,
+    PREVIEW_CONTEXT,
+    SORTS,
+    Filters,
+    FirstLook,
+    outcome,
+    search_thread,
+    settled,
+)
+
+if TYPE_CHECKING:
+    from textual.driver import Driver
 
 Action = Literal["resume", "show", "export", "print", "quit"]
 DEBOUNCE_SECONDS = 0.12
 POLL_SECONDS = 0.5
-PREVIEW_CONTEXT = 3
 REFRESH_SECONDS = 1.0  # at most this often, results are refreshed while the index fills
 CLIPBOARDS = (
     ("WAYLAND_DISPLAY", ["wl-copy"]),
@@ -75,24 +93,8 @@ def copy_to_system_clipboard(text: str) -> bool:
     return False
 
 
-def marked(text: str, query: Query | None, style: str = "bold yellow") -> Text:
-    """``text`` with the query's matched words styled."""
-    out = Text(text)
-    if query is not None:
-        for start, end in highlights(query, text):
-            out.stylize(style, start, end)
-    return out
-
-
-def session_header(hit: Hit, home: str) -> str:
-    project = hit.project or ""
-    if home and project.startswith(home.rstrip("/") + "/"):
-        project = "~" + project[len(home.rstrip("/")) :]
-    when = ""
-    if hit.last_activity_at is not None:
-        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(hit.last_activity_at / 1000))
-    pieces = [hit.session_title or hit.session_id, hit.agent.replace("_", "-"), project, when]
-    return " · ".join(p for p in pieces if p)
+def text(spans: list[view.Span]) -> Text:
+    return Text.assemble(*spans)
 
 
 class Picker(App[Outcome]):
@@ -100,12 +102,14 @@ class Picker(App[Outcome]):
 
     TITLE = "convodex pick"
     ENABLE_COMMAND_PALETTE = False
-    CSS = """
-    #query { dock: top; }
-    #panes { height: 1fr; }
-    #results { width: 55%; border: none; }
-    #preview-pane { width: 45%; border-left: solid $primary; padding: 0 1; }
-    #status { height: 1; background: $boost; color: $text-muted; padding: 0 1; }
+    CSS = f"""
+    #query {{ dock: top; }}
+    #panes {{ height: 1fr; }}
+    #results {{ width: {view.RESULTS_PERCENT}%; border: none; overflow-y: scroll; }}
+    #preview-pane {{
+        width: {100 - view.RESULTS_PERCENT}%; border-left: solid $primary; padding: 0 1;
+    }}
+    #status {{ height: 1; background: $boost; color: $text-muted; padding: 0 1; }}
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "quit_quietly", "Quit", priority=True),
@@ -128,9 +132,12 @@ class Picker(App[Outcome]):
         index: bool = True,
         cwd: str | None = None,
         pool: ThreadPoolExecutor | None = None,
-        first: Future[SearchPage] | None = None,
+        first: Future[FirstLook] | None = None,
+        start: Callable[[], object] | None = None,
+        driver_class: type[Driver] | None = None,
     ) -> None:
-        super().__init__()
+        super().__init__(driver_class=driver_class)
+        self.theme = "ansi-dark"  # the terminal's own colours, as the first frame draws
         self.service = service
         self.initial_query = query
         self.print_only = print_only
@@ -140,6 +147,13 @@ class Picker(App[Outcome]):
         self.filters = filters or Filters()
         # A search already running for ``query`` (started before Textual loaded).
         self.first = first
+        # The query of the latest search (the box's value when it ran).
+        self.searched: str | None = query if first is not None else None
+        # How background indexing starts (default: the service's own ``start``).
+        self.start_indexing = start or service.start
+        # A hit's context read ahead (the first hit's, with the first search).
+        self.ready_preview: tuple[Hit, AroundResult] | None = None
+        self.previewed: Hit | None = None
         self.hits: dict[str, Hit] = {}
         self.query_parsed: Query | None = None
         self.progress_state: Progress | None = None
@@ -157,7 +171,7 @@ class Picker(App[Outcome]):
     # -- layout ---------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        yield Input(value=self.initial_query, placeholder="search your conversations…", id="query")
+        yield Input(value=self.initial_query, placeholder=PLACEHOLDER, id="query")
         with Horizontal(id="panes"):
             yield OptionList(id="results")
             with VerticalScroll(id="preview-pane"):
@@ -173,7 +187,10 @@ class Picker(App[Outcome]):
             self.generation += 1
             generation = self.generation
             self.last_search = time.monotonic()
-            self._on_done(self.first, lambda page: self.show_page(generation, page))
+            if self.first.done():  # shown before the first frame: nothing flickers
+                self.show_first(generation, settled(self.first))
+            else:
+                self._on_done(self.first, lambda look: self.show_first(generation, look))
         elif self.initial_query.strip():
             self.search_now()
         else:
@@ -193,12 +210,7 @@ class Picker(App[Outcome]):
 
     def _on_done(self, future: Future[Any], done: Callable[[Any], None]) -> None:
         def finished(future: Future[Any]) -> None:
-            try:
-                result = future.result()
-            except ConvodexError as exc:
-                result = exc
-            except Exception:
-                result = ConvodexError("the search failed")
+            result = outcome(future)
             loop = self._ui_loop
             if loop is not None:
                 try:
@@ -230,7 +242,7 @@ class Picker(App[Outcome]):
         if self.started or not self.index:
             return
         self.started = True
-        self.submit(lambda: self.service.start(), lambda _: None)
+        self.submit(self.start_indexing, lambda _: None)
 
     def request(self) -> SearchRequest:
         return self.filters.request(self.query_one("#query", Input).value, self.cwd)
@@ -239,6 +251,7 @@ class Picker(App[Outcome]):
         self.generation += 1
         generation = self.generation
         request = self.request()
+        self.searched = request.query
         if not request.query.strip():
             self.show_page(generation, None)
             return
@@ -262,6 +275,18 @@ class Picker(App[Outcome]):
 
     # -- results --------------------------------------------------------------------------
 
+    def show_first(self, generation: int, look: Any) -> None:
+        if not isinstance(look, FirstLook):
+            self.show_page(generation, look)  # the search failed
+            return
+        page = look.page
+        if isinstance(page, SearchPage) and page.hits and look.preview is not None:
+            self.ready_preview = (page.hits[0], look.preview)
+        self.show_page(generation, page)
+        if isinstance(page, SearchPage) and page.next_cursor and len(page.hits) < PAGE:
+            # A screenful came first: the whole page once the app is on screen.
+            self.call_after_refresh(self.search_now)
+
     def show_page(self, generation: int, page: Any) -> None:
         if generation != self.generation:
             return  # a newer search is under way
@@ -278,9 +303,7 @@ class Picker(App[Outcome]):
             self.progress_state = page.progress
             self.shown_revision = page.revision
             self.fill(results, page.hits)
-            sessions = len({(h.session_id, h.session_path) for h in page.hits})
-            more = "+" if page.next_cursor else ""
-            self.summary = f"{len(page.hits)}{more} hits in {sessions} sessions"
+            self.summary = view.page_summary(page)
         else:
             self.summary = ""
             self.query_one("#preview", Static).update("")
@@ -288,26 +311,23 @@ class Picker(App[Outcome]):
             results.highlighted = results.get_option_index(keep)
         elif self.hits:
             results.highlighted = results.get_option_index(next(iter(self.hits)))
+        ready, self.ready_preview = self.ready_preview, None
+        if ready is not None and self.selected() is ready[0]:
+            self.show_preview(*ready)  # in the same frame as the results
         self.refresh_status()
         self._after_first_search()
 
     def fill(self, results: OptionList, hits: list[Hit]) -> None:
-        groups: dict[tuple[str, str], list[Hit]] = {}
-        for hit in hits:
-            groups.setdefault((hit.session_id, hit.session_path), []).append(hit)
         options: list[Option | None] = []
-        for n, members in enumerate(groups.values()):
+        for n, members in enumerate(view.grouped(hits)):
             if n:
                 options.append(None)
-            header = Text(session_header(members[0], self.home), style="bold")
+            header = Text(view.session_header(members[0], self.home), style="bold")
             options.append(Option(header, id=f"s{n}", disabled=True))
             for hit in members:
                 key = f"h{len(self.hits)}"
                 self.hits[key] = hit
-                label = hit.kind if hit.tool_name is None else f"{hit.kind} {hit.tool_name}"
-                line = Text(f"  #{hit.message_index} {label}: ", style="dim")
-                line.append_text(marked(hit.snippet, self.query_parsed))
-                options.append(Option(line, id=key))
+                options.append(Option(text(view.hit_line(hit, self.query_parsed)), id=key))
         results.add_options(options)
 
     def selected(self) -> Hit | None:
@@ -317,7 +337,7 @@ class Picker(App[Outcome]):
     @on(OptionList.OptionHighlighted)
     def preview(self, event: OptionList.OptionHighlighted) -> None:
         hit = self.hits.get(event.option.id or "")
-        if hit is None:
+        if hit is None or hit is self.previewed:
             return
 
         def read() -> AroundResult:
@@ -334,37 +354,14 @@ class Picker(App[Outcome]):
     def show_preview(self, hit: Hit, found: Any) -> None:
         if self.selected() is not hit:
             return
-        out = Text(session_header(hit, self.home) + "\n", style="bold")
-        out.append(f"{hit.ref}\n", style="dim")
-        if hit.resume_command:
-            out.append(f"{hit.resume_command}\n", style="dim")
-        if isinstance(found, AroundResult):
-            for message in found.messages:
-                style = "bold reverse" if message.hit else "bold"
-                out.append(f"\n#{message.message_index} {message.role}\n", style=style)
-                out.append_text(marked(collapse_whitespace(message.text), self.query_parsed))
-                out.append("\n")
-        else:
-            out.append("\n")
-            out.append_text(marked(hit.snippet, self.query_parsed))
-        self.query_one("#preview", Static).update(out)
+        context = found if isinstance(found, AroundResult) else None
+        spans = view.preview(hit, context, self.query_parsed, self.home)
+        self.query_one("#preview", Static).update(text(spans))
+        self.previewed = hit
 
     def refresh_status(self) -> None:
-        pieces = []
-        if self.error:
-            pieces.append(f"error: {self.error}")
-        elif self.summary:
-            pieces.append(self.summary)
-        state = self.progress_state
-        if state is not None and state.state == "indexing":
-            pieces.append(f"indexing {state.indexed}/{state.total}")
-        elif state is not None and state.state == "empty":
-            pieces.append("index empty: first scan running")
-        elif state is not None and state.state == "degraded":
-            pieces.append("read-only catalog")
-        pieces.append(self.filters.describe())
-        pieces.append("enter resume · s show · e export · y copy")
-        self.query_one("#status", Static).update(" · ".join(pieces))
+        line = view.status(self.error, self.summary, self.progress_state, self.filters)
+        self.query_one("#status", Static).update(line)
 
     # -- input and keys -------------------------------------------------------------------
 
@@ -372,6 +369,8 @@ class Picker(App[Outcome]):
     def typed(self, event: Input.Changed) -> None:
         if self._debounce is not None:
             self._debounce.stop()
+        if event.value == self.searched:
+            return  # the results shown answer it already (the box's first value, an undo)
         self._debounce = self.set_timer(DEBOUNCE_SECONDS, self.search_now)
 
     @on(Input.Submitted, "#query")

@@ -1,18 +1,25 @@
 """The picker's filters and the search they ask for, without Textual.
 
-Kept apart from the app so ``convodex pick`` can start the first search on the
-picker's search thread *before* Textual is imported: the catalog answers while the
-UI library loads (SPEC L16: first results within 300 ms of launch).
+Kept apart from the app so that ``convodex pick`` can run the first search on the
+picker's search thread, and draw its answer (``first_frame``), before Textual is
+imported (SPEC L16: first results within 300 ms of launch).
 """
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from convodex.catalog.plan import SearchRequest
+from convodex.errors import ConvodexError
+
+if TYPE_CHECKING:
+    from convodex.catalog.service import HistoryService
+    from convodex.models import AroundResult, SearchPage
 
 PAGE = 50
+PREVIEW_CONTEXT = 3  # messages either side of a hit in the preview
 SORTS = ("relevance", "newest", "oldest")
 KIND_SETS: tuple[tuple[str, tuple[str, ...] | None], ...] = (
     ("default kinds", None),
@@ -45,12 +52,12 @@ class Filters:
         self.agents = [None, *found]
         self.agent = self.agents.index(current) if current in self.agents else 0
 
-    def request(self, query: str, cwd: str) -> SearchRequest:
+    def request(self, query: str, cwd: str, limit: int = PAGE) -> SearchRequest:
         agent = self.agents[self.agent]
         return SearchRequest(
             query=query,
             kinds=KIND_SETS[self.kinds][1],
-            limit=PAGE,
+            limit=limit,
             sort=SORTS[self.sort],
             agents=() if agent is None else (agent,),
             projects=(cwd,) if self.here else (),
@@ -72,3 +79,57 @@ def search_thread() -> ThreadPoolExecutor:
     """The one thread every picker search and read runs on (it owns the connection
     until background indexing starts)."""
     return ThreadPoolExecutor(max_workers=1, thread_name_prefix="convodex-pick")
+
+
+def first_page(rows: int) -> int:
+    """The first search's page on a terminal of ``rows`` rows: about a screenful (a hit
+    takes a line or more, mostly two), so that fewer hits are read from their sources
+    before the first results show. The app reads the whole page right after."""
+    return min(PAGE, max(10, rows // 2))
+
+
+@dataclass
+class FirstLook:
+    """The first search's answer (or its error) and the first hit's context: what the
+    first frame shows, and what the picker shows at once when it starts."""
+
+    page: SearchPage | ConvodexError
+    preview: AroundResult | None = None
+
+
+def first_look(service: HistoryService, request: SearchRequest) -> FirstLook:
+    """Search, then read the first hit's context; errors are answers, not exceptions."""
+    try:
+        page = service.search(request)
+    except ConvodexError as exc:
+        return FirstLook(exc)
+    if not page.hits:
+        return FirstLook(page)
+    hit = page.hits[0]
+    try:
+        found = service.around(
+            hit.message_index,
+            session_id=hit.session_id,
+            path=hit.session_path,
+            before=PREVIEW_CONTEXT,
+            after=PREVIEW_CONTEXT,
+        )
+    except ConvodexError:
+        found = None  # the preview shows the snippet instead
+    return FirstLook(page, found)
+
+
+def outcome(future: Future[Any]) -> Any:
+    """A finished future's result, or the error to show in its place."""
+    try:
+        return future.result()
+    except ConvodexError as exc:
+        return exc
+    except Exception:
+        return ConvodexError("the search failed")
+
+
+def settled(future: Future[FirstLook]) -> FirstLook:
+    """A finished first search's answer; an unexpected failure is an error to show."""
+    answer = outcome(future)
+    return answer if isinstance(answer, FirstLook) else FirstLook(answer)

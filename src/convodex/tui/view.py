@@ -1,0 +1,124 @@
+"""What the picker shows, as plain text and styled spans, without Textual or Rich.
+
+The Textual app and the first frame drawn before Textual has loaded (``first_frame``)
+both show these, so the screen the person sees does not change when Textual takes
+over. A style is a Rich style name the first frame also knows (``STYLES`` there).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from functools import partial
+
+from convodex.models import AroundResult, Hit, Progress, SearchPage
+from convodex.text.query import Query, highlights
+from convodex.text.snippet import collapse_whitespace
+from convodex.tui.state import Filters
+
+Span = tuple[str, str]  # (text, style); "" is the default style
+RESULTS_PERCENT = 55  # of the width; the preview has the rest
+MATCH = "bold yellow"
+ACTIONS = "enter resume · s show · e export · y copy"
+
+
+def marked(text: str, query: Query | None) -> list[Span]:
+    """``text`` with the words ``query`` matches in the match style."""
+    spans: list[Span] = []
+    at = 0
+    for start, end in highlights(query, text) if query is not None else []:
+        if start > at:
+            spans.append((text[at:start], ""))
+        spans.append((text[start:end], MATCH))
+        at = end
+    if at < len(text):
+        spans.append((text[at:], ""))
+    return spans
+
+
+def session_header(hit: Hit, home: str) -> str:
+    """A result group's heading: title · agent · project (``~`` for home) · date."""
+    project = hit.project or ""
+    if home and project.startswith(home.rstrip("/") + "/"):
+        project = "~" + project[len(home.rstrip("/")) :]
+    when = ""
+    if hit.last_activity_at is not None:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(hit.last_activity_at / 1000))
+    pieces = [hit.session_title or hit.session_id, hit.agent.replace("_", "-"), project, when]
+    return " · ".join(p for p in pieces if p)
+
+
+def grouped(hits: list[Hit]) -> list[list[Hit]]:
+    """Hits per session, in the order their sessions first appear."""
+    groups: dict[tuple[str, str], list[Hit]] = {}
+    for hit in hits:
+        groups.setdefault((hit.session_id, hit.session_path), []).append(hit)
+    return list(groups.values())
+
+
+def hit_line(hit: Hit, query: Query | None) -> list[Span]:
+    """One result: where it is (message number, kind, tool) and its snippet."""
+    label = hit.kind if hit.tool_name is None else f"{hit.kind} {hit.tool_name}"
+    return [(f"  #{hit.message_index} {label}: ", "dim"), *marked(hit.snippet, query)]
+
+
+def preview(hit: Hit, found: AroundResult | None, query: Query | None, home: str) -> list[Span]:
+    """The preview pane: the session, the hit's ref and resume command, then the hit in
+    its context (its message marked), or its snippet until the context is read."""
+    return [span for block in preview_blocks(hit, found, home) for span in block(query)]
+
+
+def preview_blocks(
+    hit: Hit, found: AroundResult | None, home: str
+) -> list[Callable[[Query | None], list[Span]]]:
+    """The preview in blocks of whole lines (the heading, then each message), each
+    marked for a query when asked: the first frame marks only the blocks on screen."""
+    heading: list[Span] = [(session_header(hit, home) + "\n", "bold"), (f"{hit.ref}\n", "dim")]
+    if hit.resume_command:
+        heading.append((f"{hit.resume_command}\n", "dim"))
+    blocks: list[Callable[[Query | None], list[Span]]] = [partial(unmarked, heading)]
+    if found is None:
+        return [*blocks, partial(_text, "\n", hit.snippet)]
+    for message in found.messages:
+        role = f"#{message.message_index} {message.role}"
+        style = "bold reverse" if message.hit else "bold"
+        blocks.append(partial(_message, (f"\n{role}", style), collapse_whitespace(message.text)))
+    return blocks
+
+
+def unmarked(spans: list[Span], query: Query | None) -> list[Span]:
+    """A block with nothing to mark."""
+    return spans
+
+
+def _text(before: str, text: str, query: Query | None) -> list[Span]:
+    return [(before, ""), *marked(text, query)]
+
+
+def _message(role: Span, text: str, query: Query | None) -> list[Span]:
+    return [role, ("\n", ""), *marked(text, query), ("\n", "")]
+
+
+def page_summary(page: SearchPage) -> str:
+    """``50+ hits in 12 sessions``: the status line's first words once results are in."""
+    sessions = len({(h.session_id, h.session_path) for h in page.hits})
+    more = "+" if page.next_cursor else ""
+    return f"{len(page.hits)}{more} hits in {sessions} sessions"
+
+
+def status(error: str | None, found: str, progress: Progress | None, filters: Filters) -> str:
+    """The status line: the results or the error, how far the index is, the filters."""
+    pieces = []
+    if error:
+        pieces.append(f"error: {error}")
+    elif found:
+        pieces.append(found)
+    if progress is not None and progress.state == "indexing":
+        pieces.append(f"indexing {progress.indexed}/{progress.total}")
+    elif progress is not None and progress.state == "empty":
+        pieces.append("index empty: first scan running")
+    elif progress is not None and progress.state == "degraded":
+        pieces.append("read-only catalog")
+    pieces.append(filters.describe())
+    pieces.append(ACTIONS)
+    return " · ".join(pieces)
