@@ -25,6 +25,17 @@ def json_option(fn: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")(fn)
 
 
+def color_option(fn: F) -> F:
+    """``--color auto|always|never``: marks on a terminal unless ``NO_COLOR`` is set."""
+    return click.option(
+        "--color",
+        type=click.Choice(["auto", "always", "never"]),
+        default="auto",
+        show_default=True,
+        help="Mark matched words (auto: on a terminal, unless NO_COLOR is set).",
+    )(fn)
+
+
 def root_options(fn: F) -> F:
     """``--root PATH[:format]`` (repeatable), ``--follow-symlinks`` and ``--cache-dir``."""
     fn = cache_dir_option(fn)

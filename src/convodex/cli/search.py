@@ -14,6 +14,7 @@ from convodex.catalog.service import HistoryService
 from convodex.cli.hits import HitPrinter, use_color
 from convodex.cli.options import (
     cache_dir_option,
+    color_option,
     emit_json,
     json_option,
     root_options,
@@ -98,13 +99,7 @@ def index(
 @click.option(
     "--include-subagents", is_flag=True, help="Also search sub-agent and headless sessions."
 )
-@click.option(
-    "--color",
-    type=click.Choice(["auto", "always", "never"]),
-    default="auto",
-    show_default=True,
-    help="Mark matched words (auto: on a terminal, unless NO_COLOR is set).",
-)
+@color_option
 @root_options
 @json_option
 def search(

@@ -15,7 +15,7 @@ from convodex import config
 from convodex.catalog.refs import SessionRef
 from convodex.catalog.service import HistoryService
 from convodex.cli.hits import use_color
-from convodex.cli.options import cache_dir_option, emit_json, json_option
+from convodex.cli.options import cache_dir_option, color_option, emit_json, json_option
 from convodex.models import SessionDocument
 from convodex.sessions.resume import Launch
 
@@ -78,12 +78,7 @@ def show_text(
 @click.option("--tools", is_flag=True, help="Show tool calls and results in full.")
 @click.option("--around", type=int, help="Only N messages either side of the ref's #N.")
 @click.option("--redact", is_flag=True, help="Replace likely secrets with [redacted].")
-@click.option(
-    "--color",
-    type=click.Choice(["auto", "always", "never"]),
-    default="auto",
-    show_default=True,
-)
+@color_option
 @cache_dir_option
 def show(
     ref: str,
