@@ -114,6 +114,7 @@ class Hydrator:
         self.runtime = runtime
         self.sources: dict[int, SourceRow | None] = {}
         self._resume_templates: Mapping[str, str | None] | None = None
+        self._resume_commands: dict[tuple[str, str, str | None], str | None] = {}
 
     def resume_command(self, agent: str, session_id: str, workspace: str | None) -> str | None:
         """The hit's copyable resume command (L15); templates read once per search.
@@ -125,7 +126,12 @@ class Hydrator:
 
         if self._resume_templates is None:
             self._resume_templates = usable_templates()
-        return shown_resume_command(agent, session_id, workspace, self._resume_templates)
+        key = (agent, session_id, workspace)
+        if key not in self._resume_commands:  # a session's hits share one command
+            self._resume_commands[key] = shown_resume_command(
+                agent, session_id, workspace, self._resume_templates
+            )
+        return self._resume_commands[key]
 
     def source(self, source_id: int) -> SourceRow | None:
         if source_id in self.sources:

@@ -11,6 +11,7 @@ syntax; the one-line form people copy is ``shlex``-quoted.
 
 from __future__ import annotations
 
+import functools
 import os
 import shlex
 import shutil
@@ -114,12 +115,18 @@ def resume_templates() -> Templates:
     return found
 
 
+@functools.lru_cache(maxsize=64)
+def _words(template: str) -> tuple[str, ...]:
+    """A template's words, split once (a page of hits fills the same few templates)."""
+    return tuple(shlex.split(template))
+
+
 def fill(
     template: str, values: Mapping[str, str], allowed: tuple[str, ...], where: str
 ) -> list[str]:
     """``template`` split into words, then each word's placeholders filled."""
     try:
-        words = shlex.split(template)
+        words = _words(template)
     except ValueError as exc:
         raise ConfigError(f"{where}: cannot split the command ({exc})") from exc
     if not words:
