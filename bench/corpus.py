@@ -16,13 +16,31 @@ What every corpus holds, so a benchmark can check recall and a test can check re
   outputs over 8 KiB now and then, per-message timestamps spread over nine months,
   several workspaces (nested, one with spaces), sub-agents and rewound branches.
 
-Layout under OUT (one subtree per format, as in a home directory):
-  native       OUT/sessions/<id>.jsonl (+ .jsonl.meta; subagents/<ref>.jsonl + .meta.json)
-  claude-code  OUT/.claude/projects/<slug>/<uuid>.jsonl (+ <uuid>/subagents/agent-*.jsonl)
-  codex        OUT/.codex/sessions/YYYY/MM/DD/rollout-<time>-<uuid>.jsonl
-  gemini       OUT/.gemini/tmp/<sha256 of cwd>/chats/session-*.json (.jsonl when rewound)
-  chatgpt      OUT/exports/chatgpt-NNN/conversations.json (200 conversations each)
-  dag          OUT/legacy/<uuid>.jsonl (the legacy 1.x DAG event log)
+Layout under OUT (one subtree per format, as in a home directory: with OUT as ``$HOME``
+and ``$CONVODEX_HOME`` every format but ``dag`` is in a default root; Linux paths):
+  native          sessions/<id>.jsonl (+ .jsonl.meta; subagents/<ref>.jsonl + .meta.json)
+  claude-code     .claude/projects/<slug>/<uuid>.jsonl (+ <uuid>/subagents/agent-*.jsonl)
+  codex           .codex/sessions/YYYY/MM/DD/rollout-<time>-<uuid>.jsonl
+  gemini          .gemini/tmp/<sha256 of cwd>/chats/session-*.json (.jsonl when rewound)
+  chatgpt         exports/chatgpt-NNN/conversations.json (200 conversations each)
+  dag             legacy/<uuid>.jsonl (the legacy 1.x DAG event log)
+  qwen            .qwen/projects/<slug>/chats/<uuid>.jsonl (sub-agents: chats of sidechains)
+  copilot-cli     .copilot/session-state/<uuid>/events.jsonl (+ workspace.yaml)
+  copilot-vscode  .config/Code/User/workspaceStorage/<md5>/chatSessions/<uuid>.json[l]
+  droid           .factory/sessions/<slug>/<uuid>.jsonl
+  pi              .pi/agent/sessions/--<cwd>--/<time>_<uuid>.jsonl
+  cline           .cline/data/sessions/<id>/<id>.messages.json (+ manifest <id>.json)
+  cline-vscode    .config/Code/User/globalStorage/saoudrizwan.claude-dev/tasks/<ms>/
+                  api_conversation_history.json (+ state/taskHistory.json)
+  roo-code        … globalStorage/rooveterinaryinc.roo-cline/tasks/<uuid>/ (the same file)
+  kilo-code       … globalStorage/kilocode.kilo-code/tasks/<uuid>/ (the same file)
+  opencode        .local/share/opencode/storage/{session,message,part}/… (a file each)
+  opencode-db     .local/share/opencode/opencode.db (every session; SQLite)
+  cursor          .cursor/projects/<slug>/agent-transcripts/<uuid>/<uuid>.jsonl
+  cursor-store    .cursor/chats/<md5 of cwd>/<uuid>/store.db (SQLite)
+  cursor-ide      .config/Cursor/User/globalStorage/state.vscdb (every composer; SQLite)
+  aider           projects/<workspace>/.aider.chat.history.md (+ .aider.input.history;
+                  .config/convodex/config.toml names ``~/projects`` an aider root)
 With several formats the sessions are dealt out in turn, and ``--mb`` is the total size.
 Output is deterministic for a seed and a Python version (the text comes from its stdlib).
 
