@@ -17,14 +17,18 @@ rates divide it. ``vs native`` is the index rate over the native session log's i
 run; a format under 25% of it is marked with the reason (``REASONS``).
 
 Usage: python bench/bench_formats.py [--mb 100] [--seed 1] [--corpus DIR] [--runs 1]
-                                     [--formats native,qwen,…|all]
-Figures on a shared machine are noisy: ``--runs 2`` keeps the better of two.
+                                     [--formats native,qwen,…|all] [--profile N]
+Figures on a shared machine are noisy: ``--runs 2`` keeps the better of two. ``--profile N``
+also indexes each format in this process alone (no helper process) under cProfile and
+prints its N most expensive functions: where a slow reader spends its time.
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
 import os
+import pstats
 import shutil
 import sys
 import tempfile
@@ -114,6 +118,17 @@ def index(root: Path, agent: str, cache: Path) -> tuple[float, int]:
     return seconds, stats.messages
 
 
+def profile(root: Path, agent: str, cache: Path, top: int) -> None:
+    """The functions a whole index of ``root`` spends most of its own time in."""
+    resolved = resolve_root(f"{root}:{agent}")
+    profiler = cProfile.Profile()
+    with open_catalog(cache) as catalog:
+        indexer = Indexer(catalog, helper_process=False)  # reading and committing here
+        profiler.runcall(indexer.run, [resolved])
+    stats = pstats.Stats(profiler, stream=sys.stdout)
+    stats.sort_stats("tottime").print_stats(top)
+
+
 def format_root(args: argparse.Namespace, fmt: str) -> Path:
     given: Path | None = args.corpus
     if given is not None:
@@ -146,6 +161,7 @@ def main() -> None:
     corpus.add_arguments(ap, mb=100.0)
     ap.add_argument("--formats", default="all", help="comma-separated writer names, or all")
     ap.add_argument("--runs", type=int, default=1, help="keep the best of N runs (1)")
+    ap.add_argument("--profile", type=int, default=0, metavar="N", help="print a profile")
     args = ap.parse_args()
     names = corpus.parse_formats(args.formats)
     names = [BASELINE, *(n for n in names if n != BASELINE)]
@@ -180,6 +196,10 @@ def main() -> None:
             f"{floor_rate:>10.1f} {rate / floor_rate:>8.2f} {share:>8.0%}  {note}",
             flush=True,
         )
+        if args.profile:
+            print(f"profile of {fmt} (reading and committing in one process):")
+            with tempfile.TemporaryDirectory(prefix=f"bench-{fmt}-") as cache:
+                profile(root, agent, Path(cache), args.profile)
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"{os.cpu_count()} cores; load average {load}")
 
