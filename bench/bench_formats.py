@@ -14,7 +14,10 @@ files its reader reads, read and decoded, nothing else —
     database, without the per-session and per-message queries a reader needs.
 MB is what the floor read (file bytes; for a database, the bytes of its values), and both
 rates divide it. ``vs native`` is the index rate over the native session log's in the same
-run; a format under 25% of it is marked with the reason (``REASONS``).
+run; a format under 25% of it is marked with the reason (``REASONS``). Formats carry the
+same conversations in more or fewer bytes (a native log holds about twice the sessions a
+Claude Code project does per MB), so ``sessions/s`` (sessions of a generated corpus over
+the index time) compares the readers on equal content.
 
 Usage: python bench/bench_formats.py [--mb 100] [--seed 1] [--corpus DIR] [--runs 1]
                                      [--formats native,qwen,…|all] [--profile N]
@@ -129,11 +132,14 @@ def profile(root: Path, agent: str, cache: Path, top: int) -> None:
     stats.sort_stats("tottime").print_stats(top)
 
 
-def format_root(args: argparse.Namespace, fmt: str) -> Path:
+def format_root(args: argparse.Namespace, fmt: str) -> tuple[Path, int | None]:
+    """A format's root, and how many sessions the generator wrote there (``None`` for
+    a ``--corpus`` directory)."""
     given: Path | None = args.corpus
     if given is not None:
-        return (given / corpus.WRITERS[fmt].subdir).resolve()
-    return corpus.cached(fmt, args.mb, args.seed).root(fmt)
+        return (given / corpus.WRITERS[fmt].subdir).resolve(), None
+    manifest = corpus.cached(fmt, args.mb, args.seed)
+    return manifest.root(fmt), len(manifest.sessions)
 
 
 def nested_roots(args: argparse.Namespace, fmt: str) -> list[Path]:
@@ -167,11 +173,12 @@ def main() -> None:
     names = [BASELINE, *(n for n in names if n != BASELINE)]
     print(
         f"{'format':<15} {'agent':<15} {'MB':>6} {'files':>7} {'messages':>8} "
-        f"{'index MB/s':>10} {'floor MB/s':>10} {'of floor':>8} {'vs native':>9}  note"
+        f"{'sessions/s':>10} {'index MB/s':>10} {'floor MB/s':>10} {'of floor':>8} "
+        f"{'vs native':>9}  note"
     )
     native_rate = 0.0
     for fmt in names:
-        root = format_root(args, fmt)
+        root, sessions = format_root(args, fmt)
         if not root.is_dir():
             print(f"{fmt:<15} no {root}")
             continue
@@ -186,13 +193,15 @@ def main() -> None:
             shutil.rmtree(work, ignore_errors=True)
         mb = size / 1e6
         rate, floor_rate = mb / index_s, mb / floor_s
+        per_session = "-" if sessions is None else f"{sessions / index_s:.0f}"
         native_rate = native_rate or rate
         share = rate / native_rate
         note = ""
         if share < FLOOR_SHARE:
             note = f"below {FLOOR_SHARE:.0%}: " + REASONS.get(fmt, "NO STATED REASON")
         print(
-            f"{fmt:<15} {agent:<15} {mb:>6.1f} {files:>7} {messages:>8} {rate:>10.1f} "
+            f"{fmt:<15} {agent:<15} {mb:>6.1f} {files:>7} {messages:>8} {per_session:>10} "
+            f"{rate:>10.1f} "
             f"{floor_rate:>10.1f} {rate / floor_rate:>8.2f} {share:>8.0%}  {note}",
             flush=True,
         )
