@@ -17,7 +17,8 @@ What every corpus holds, so a benchmark can check recall and a test can check re
   several workspaces (nested, one with spaces), sub-agents and rewound branches.
 
 Layout under OUT (one subtree per format, as in a home directory: with OUT as ``$HOME``
-and ``$CONVODEX_HOME`` every format but ``dag`` is in a default root; Linux paths):
+and ``$CONVODEX_HOME`` every format but ``dag`` is in a default root; on macOS the editors'
+``.config`` is ``Library/Application Support``):
   native          sessions/<id>.jsonl (+ .jsonl.meta; subagents/<ref>.jsonl + .meta.json)
   claude-code     .claude/projects/<slug>/<uuid>.jsonl (+ <uuid>/subagents/agent-*.jsonl)
   codex           .codex/sessions/YYYY/MM/DD/rollout-<time>-<uuid>.jsonl
@@ -1318,6 +1319,10 @@ class DagWriter(Writer):
 # default roots expect when ``out`` is the home directory
 
 
+# Where VS Code-family editors keep their user folders, under the home directory.
+EDITOR_HOME = "Library/Application Support" if sys.platform == "darwin" else ".config"
+
+
 def _shifted(messages: Sequence[Message], delta: int) -> list[Message]:
     """Copies said ``delta`` ms later (a reverted turn moved to after the kept ones)."""
     return [
@@ -1613,7 +1618,7 @@ class CopilotVscodeWriter(Writer):
 
     name = "copilot-vscode"
     agent = "copilot_vscode"
-    subdir = ".config/Code/User/workspaceStorage"
+    subdir = f"{EDITOR_HOME}/Code/User/workspaceStorage"
 
     def add(self, session: Session) -> list[Planted]:
         uri = Path(session.workspace.cwd).as_uri()
@@ -2053,7 +2058,7 @@ class ClineVscodeWriter(_ClineTasksWriter):
 
     name = "cline-vscode"
     agent = "cline"
-    subdir = ".config/Code/User/globalStorage/saoudrizwan.claude-dev"
+    subdir = f"{EDITOR_HOME}/Code/User/globalStorage/saoudrizwan.claude-dev"
     edit_tool = "replace_in_file"
 
     def __init__(self, out: Path) -> None:
@@ -2094,14 +2099,14 @@ class ClineVscodeWriter(_ClineTasksWriter):
 class RooCodeWriter(_ClineTasksWriter):
     name = "roo-code"
     agent = "roo_code"
-    subdir = ".config/Code/User/globalStorage/rooveterinaryinc.roo-cline"
+    subdir = f"{EDITOR_HOME}/Code/User/globalStorage/rooveterinaryinc.roo-cline"
 
 
 @register
 class KiloCodeWriter(_ClineTasksWriter):
     name = "kilo-code"
     agent = "kilo_code"
-    subdir = ".config/Code/User/globalStorage/kilocode.kilo-code"
+    subdir = f"{EDITOR_HOME}/Code/User/globalStorage/kilocode.kilo-code"
 
 
 OPENCODE_TOOLS = ToolNames(
@@ -2541,7 +2546,7 @@ class CursorIdeWriter(Writer):
 
     name = "cursor-ide"
     agent = "cursor_ide"
-    subdir = ".config/Cursor/User/globalStorage"
+    subdir = f"{EDITOR_HOME}/Cursor/User/globalStorage"
     schema = """
 CREATE TABLE ItemTable (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB);
 CREATE TABLE cursorDiskKV (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB);
