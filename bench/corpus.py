@@ -16,13 +16,32 @@ What every corpus holds, so a benchmark can check recall and a test can check re
   outputs over 8 KiB now and then, per-message timestamps spread over nine months,
   several workspaces (nested, one with spaces), sub-agents and rewound branches.
 
-Layout under OUT (one subtree per format, as in a home directory):
-  native       OUT/sessions/<id>.jsonl (+ .jsonl.meta; subagents/<ref>.jsonl + .meta.json)
-  claude-code  OUT/.claude/projects/<slug>/<uuid>.jsonl (+ <uuid>/subagents/agent-*.jsonl)
-  codex        OUT/.codex/sessions/YYYY/MM/DD/rollout-<time>-<uuid>.jsonl
-  gemini       OUT/.gemini/tmp/<sha256 of cwd>/chats/session-*.json (.jsonl when rewound)
-  chatgpt      OUT/exports/chatgpt-NNN/conversations.json (200 conversations each)
-  dag          OUT/legacy/<uuid>.jsonl (the legacy 1.x DAG event log)
+Layout under OUT (one subtree per format, as in a home directory: with OUT as ``$HOME``
+and ``$CONVODEX_HOME`` every format but ``dag`` is in a default root; on macOS the editors'
+``.config`` is ``Library/Application Support``):
+  native          sessions/<id>.jsonl (+ .jsonl.meta; subagents/<ref>.jsonl + .meta.json)
+  claude-code     .claude/projects/<slug>/<uuid>.jsonl (+ <uuid>/subagents/agent-*.jsonl)
+  codex           .codex/sessions/YYYY/MM/DD/rollout-<time>-<uuid>.jsonl
+  gemini          .gemini/tmp/<sha256 of cwd>/chats/session-*.json (.jsonl when rewound)
+  chatgpt         exports/chatgpt-NNN/conversations.json (200 conversations each)
+  dag             legacy/<uuid>.jsonl (the legacy 1.x DAG event log)
+  qwen            .qwen/projects/<slug>/chats/<uuid>.jsonl (sub-agents: chats of sidechains)
+  copilot-cli     .copilot/session-state/<uuid>/events.jsonl (+ workspace.yaml)
+  copilot-vscode  .config/Code/User/workspaceStorage/<md5>/chatSessions/<uuid>.json[l]
+  droid           .factory/sessions/<slug>/<uuid>.jsonl
+  pi              .pi/agent/sessions/--<cwd>--/<time>_<uuid>.jsonl
+  cline           .cline/data/sessions/<id>/<id>.messages.json (+ manifest <id>.json)
+  cline-vscode    .config/Code/User/globalStorage/saoudrizwan.claude-dev/tasks/<ms>/
+                  api_conversation_history.json (+ state/taskHistory.json)
+  roo-code        … globalStorage/rooveterinaryinc.roo-cline/tasks/<uuid>/ (the same file)
+  kilo-code       … globalStorage/kilocode.kilo-code/tasks/<uuid>/ (the same file)
+  opencode        .local/share/opencode/storage/{session,message,part}/… (a file each)
+  opencode-db     .local/share/opencode/opencode.db (every session; SQLite)
+  cursor          .cursor/projects/<slug>/agent-transcripts/<uuid>/<uuid>.jsonl
+  cursor-store    .cursor/chats/<md5 of cwd>/<uuid>/store.db (SQLite)
+  cursor-ide      .config/Cursor/User/globalStorage/state.vscdb (every composer; SQLite)
+  aider           projects/<workspace>/.aider.chat.history.md (+ .aider.input.history;
+                  .config/convodex/config.toml names ``~/projects`` an aider root)
 With several formats the sessions are dealt out in turn, and ``--mb`` is the total size.
 Output is deterministic for a seed and a Python version (the text comes from its stdlib).
 
@@ -35,22 +54,24 @@ import argparse
 import ast
 import hashlib
 import json
+import os
 import random
 import shutil
+import sqlite3
 import sys
 import sysconfig
 import time
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 # Bump when the output changes, so cached corpora are regenerated.
-VERSION = 1
+VERSION = 2
 HERE = Path(__file__).resolve().parent
 CACHE_DIR = HERE / ".corpus"
 START_MS = 1_748_736_000_000  # 2025-06-01T00:00:00Z
@@ -261,8 +282,8 @@ class _Builder:
         turns: int,
         parent: str | None,
     ) -> Session:
-        """Features follow the session number (periods prime to any format count, so
-        every writer gets its share even in a small corpus); text follows the stream."""
+        """Features follow the session number (``generate`` deals sessions so that every
+        writer gets its share of each, even in a small corpus); text follows the stream."""
         rng = self.rng
         main = parent is None
         sid = str(uuid.UUID(int=rng.getrandbits(128), version=4))
@@ -415,11 +436,16 @@ class Writer(ABC):
     """Writes sessions in one format under ``out``; ``add`` returns what it planted.
 
     A new format: subclass, set ``name`` (the ``--format`` value) and ``subdir`` (where
-    its sessions go under ``out``), write ``add``, and decorate the class ``@register``.
+    its sessions go under ``out``, as under a home directory), write ``add``, and
+    decorate the class ``@register``.
     """
 
     name = ""
+    agent = ""  # the reader's format name (what ``--agent`` and ``PATH:format`` take)
     subdir = ""
+    # Whether ``subdir`` is where convodex looks by default when ``out`` is the home
+    # directory (and ``$CONVODEX_HOME`` for convodex's own sessions and exports).
+    home_layout = True
 
     def __init__(self, out: Path) -> None:
         self.out = out
@@ -431,6 +457,10 @@ class Writer(ABC):
 
     def close(self) -> None:  # noqa: B027 - most formats buffer nothing
         """Flush anything buffered (formats that hold many sessions in one file)."""
+
+    def absorb(self, fmt: str, session: Session) -> None:  # noqa: B027 - most take nothing
+        """Take in a session another writer of this corpus wrote in format ``fmt``, as an
+        agent migrating its older layout would (nothing planted: it is the same session)."""
 
     def _write(self, path: Path, text: str) -> int:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -482,6 +512,66 @@ def _branches(session: Session) -> list[tuple[str, list[Message]]]:
     ]
 
 
+def _turns(messages: Sequence[Message]) -> list[list[Message]]:
+    """A user message and the agent's messages after it, turn by turn."""
+    turns: list[list[Message]] = []
+    for m in messages:
+        if m.role == "user" or not turns:
+            turns.append([m])
+        else:
+            turns[-1].append(m)
+    return turns
+
+
+# A record for a body, linked to its parent: (its id, the record).
+Link = Callable[[str | None, dict[str, Any]], tuple[str, dict[str, Any]]]
+
+
+def _chained(
+    session: Session,
+    bodies: Callable[[Message], Iterator[dict[str, Any]]],
+    link: Link,
+    root: str | None = None,
+    back: Callable[[list[Message]], dict[str, Any]] | None = None,
+) -> list[dict[str, Any]]:
+    """The records of a tree kept in one file, each linked to the one before it on its
+    branch: a rewound branch hangs off the same parent as the turns that replaced it and
+    is written before them. ``back`` is the record an agent writes on going back (Qwen
+    Code's rewind, Pi's branch summary), linked to that parent and continued from."""
+    out: list[dict[str, Any]] = []
+    kept = root  # the last record of the kept branch so far
+    abandoned: list[Message] | None = None
+    for branch, messages in _branches(session):
+        parent = kept
+        if abandoned is not None and back is not None:
+            parent, record = link(kept, back(abandoned))
+            out.append(record)
+        for m in messages:
+            for body in bodies(m):
+                parent, record = link(parent, body)
+                out.append(record)
+        if branch == "kept":
+            kept, abandoned = parent, None
+        else:
+            abandoned = messages
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class ToolNames:
+    """How one agent names the neutral tools and their arguments."""
+
+    tools: dict[str, str]
+    keys: dict[str, str] = field(default_factory=dict)  # "arg" or "tool.arg" → its key
+
+    def name(self, call: ToolCall) -> str:
+        return self.tools[call.tool]
+
+    def args(self, call: ToolCall) -> dict[str, str]:
+        keys = self.keys
+        return {keys.get(f"{call.tool}.{k}", keys.get(k, k)): v for k, v in call.args.items()}
+
+
 NATIVE_TOOLS = {
     "shell": "bash",
     "read": "read_file",
@@ -528,6 +618,7 @@ class NativeWriter(Writer):
     """The native session log: the effective branch (a rewind rewrites the log)."""
 
     name = "native"
+    agent = "session_log"
     subdir = "sessions"
 
     def add(self, session: Session) -> list[Planted]:
@@ -606,6 +697,7 @@ class ClaudeCodeWriter(Writer):
     as the kept one, written before it; sub-agents in ``<uuid>/subagents/``."""
 
     name = "claude-code"
+    agent = "claude_code"
     subdir = ".claude/projects"
 
     def add(self, session: Session) -> list[Planted]:
@@ -643,18 +735,12 @@ class ClaudeCodeWriter(Writer):
         if agent is not None:
             base["agentId"] = agent
         ids = _record_ids(session.id)
-        out: list[dict[str, Any]] = []
-        kept: str | None = None  # the last record of the kept branch so far
-        for branch, messages in _branches(session):
-            parent = kept
-            for m in messages:
-                for body in self._bodies(m, agents, ids):
-                    uid = next(ids)
-                    out.append({"parentUuid": parent, **base, **body, "uuid": uid})
-                    parent = uid
-            if branch == "kept":
-                kept = parent
-        return out
+
+        def link(parent: str | None, body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+            uid = next(ids)
+            return uid, {"parentUuid": parent, **base, **body, "uuid": uid}
+
+        return _chained(session, lambda m: self._bodies(m, agents, ids), link)
 
     def _bodies(
         self, m: Message, agents: dict[str, str], ids: Iterator[str]
@@ -784,6 +870,7 @@ class CodexWriter(Writer):
     """Codex CLI rollouts; a rewound branch is followed by ``thread_rolled_back``."""
 
     name = "codex"
+    agent = "codex"
     subdir = ".codex/sessions"
 
     def add(self, session: Session) -> list[Planted]:
@@ -970,6 +1057,7 @@ class GeminiWriter(Writer):
     with ``$rewindTo``; sub-agents are chats of kind ``subagent``."""
 
     name = "gemini"
+    agent = "gemini"
     subdir = ".gemini/tmp"
 
     def add(self, session: Session) -> list[Planted]:
@@ -1088,6 +1176,7 @@ class ChatGptWriter(Writer):
     the kept branch; code-interpreter calls for tools; no sub-agents."""
 
     name = "chatgpt"
+    agent = "chat_export"
     subdir = "exports"
     per_export = 200
 
@@ -1185,7 +1274,9 @@ class DagWriter(Writer):
     """The legacy 1.x DAG event log: a rewound branch stays in the file, behind a rewind."""
 
     name = "dag"
+    agent = "dag"
     subdir = "legacy"
+    home_layout = False  # found by its first record, wherever it is
 
     def add(self, session: Session) -> list[Planted]:
         records: list[dict[str, Any]] = [
@@ -1221,6 +1312,1419 @@ class DagWriter(Writer):
         path = self.root / f"{session.id}.jsonl"
         size = self._write(path, _lines(records))
         return [self._planted(session, session.id, path, size, session.rewind is not None)]
+
+
+# ---------------------------------------------------------------------------------------
+# Writers for the other agents (issue 13): each writes the layout its reader and the
+# default roots expect when ``out`` is the home directory
+
+
+# Where VS Code-family editors keep their user folders, under the home directory.
+EDITOR_HOME = "Library/Application Support" if sys.platform == "darwin" else ".config"
+
+
+def _shifted(messages: Sequence[Message], delta: int) -> list[Message]:
+    """Copies said ``delta`` ms later (a reverted turn moved to after the kept ones)."""
+    return [
+        replace(m, at=m.at + delta, calls=[replace(c, at=c.at + delta) for c in m.calls])
+        for m in messages
+    ]
+
+
+def _digest(text: str, algorithm: str = "md5") -> str:
+    """Agents' folder names (not security): md5 of a workspace, sha1 of a project."""
+    return hashlib.new(algorithm, text.encode("utf-8"), usedforsecurity=False).hexdigest()
+
+
+def _anthropic_blocks(m: Message, tools: ToolNames, ids: bool = True) -> list[dict[str, Any]]:
+    """An answer's content blocks: thinking, text, then its ``tool_use`` calls."""
+    blocks: list[dict[str, Any]] = []
+    if m.thinking:
+        blocks.append({"type": "thinking", "thinking": m.thinking, "signature": "sig"})
+    if m.text:
+        blocks.append({"type": "text", "text": m.text})
+    for c in m.calls:
+        call = {"type": "tool_use", "id": f"toolu_{c.id}"} if ids else {"type": "tool_use"}
+        blocks.append({**call, "name": tools.name(c), "input": tools.args(c)})
+    return blocks
+
+
+def _anthropic_results(m: Message) -> list[dict[str, Any]]:
+    """The ``tool_result`` blocks answering an answer's calls (sent back as the user)."""
+    return [
+        {
+            "type": "tool_result",
+            "tool_use_id": f"toolu_{c.id}",
+            "content": c.output,
+            **({"is_error": True} if c.error else {}),
+        }
+        for c in m.calls
+    ]
+
+
+QWEN_TOOLS = ToolNames(
+    {
+        "shell": "run_shell_command",
+        "read": "read_file",
+        "edit": "edit",
+        "search": "grep_search",
+        "list": "list_directory",
+        "task": "task",
+    },
+    {
+        "read.path": "absolute_path",
+        "edit.path": "file_path",
+        "old": "old_string",
+        "new": "new_string",
+    },
+)
+
+
+@register
+class QwenWriter(Writer):
+    """Qwen Code chats (``projects/<cwd slug>/chats/<id>.jsonl``): a uuid/parentUuid tree
+    of Gemini-style parts; going back writes a ``rewind`` record the kept turns continue
+    from; a sub-agent's records are a chat of their own, marked ``isSidechain``."""
+
+    name = "qwen"
+    agent = "qwen"
+    subdir = ".qwen/projects"
+
+    def add(self, session: Session) -> list[Planted]:
+        folder = self.root / _claude_slug(session.workspace.cwd) / "chats"
+        path = folder / f"{session.id}.jsonl"
+        size = self._write(path, _lines(self._records(session, False)))
+        planted = [self._planted(session, session.id, path, size, session.rewind is not None)]
+        for sub in session.subagents():
+            sub_path = folder / f"{sub.id}.jsonl"
+            sub_size = self._write(sub_path, _lines(self._records(sub, True)))
+            planted.append(self._planted(sub, sub.id, sub_path, sub_size, False))
+        return planted
+
+    def _records(self, session: Session, sidechain: bool) -> list[dict[str, Any]]:
+        base: dict[str, Any] = {
+            "sessionId": session.id,
+            "cwd": session.workspace.cwd,
+            "version": "0.21.13",
+            "gitBranch": "main",
+        }
+        if sidechain:
+            base["isSidechain"] = True
+        ids = _record_ids(session.id)
+
+        def link(parent: str | None, body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+            uid = next(ids)
+            return uid, {"uuid": uid, "parentUuid": parent, **base, **body}
+
+        def back(abandoned: list[Message]) -> dict[str, Any]:
+            payload = {"truncatedCount": len(abandoned)}
+            stamp = iso(abandoned[-1].at + 1)
+            return {
+                "type": "system",
+                "subtype": "rewind",
+                "timestamp": stamp,
+                "systemPayload": payload,
+            }
+
+        records = _chained(session, self._bodies, link, back=back)
+        if session.number % 3 == 0 and not sidechain:  # renamed with /rename
+            title = {"customTitle": session.title}
+            body = {"type": "system", "subtype": "custom_title", "systemPayload": title}
+            records.append(link(records[-1]["uuid"], body)[1])
+        return records
+
+    def _bodies(self, m: Message) -> Iterator[dict[str, Any]]:
+        stamp = iso(m.at)
+        if m.role == "user":
+            parts = [{"text": m.text}]
+            yield {"type": "user", "timestamp": stamp, "message": {"role": "user", "parts": parts}}
+            return
+        said: list[dict[str, Any]] = []
+        if m.thinking:
+            said.append({"text": m.thinking, "thought": True})
+        if m.text:
+            said.append({"text": m.text})
+        for c in m.calls:
+            call = {"id": f"call_{c.id}", "name": QWEN_TOOLS.name(c), "args": QWEN_TOOLS.args(c)}
+            said.append({"functionCall": call})
+        message = {"role": "model", "parts": said}
+        yield {"type": "assistant", "timestamp": stamp, "model": "qwen3-coder", "message": message}
+        for c in m.calls:
+            response = {
+                "id": f"call_{c.id}",
+                "name": QWEN_TOOLS.name(c),
+                "response": {"error" if c.error else "output": c.output},
+            }
+            yield {
+                "type": "tool_result",
+                "timestamp": iso(c.at + 1),
+                "message": {"role": "user", "parts": [{"functionResponse": response}]},
+                "toolCallResult": {
+                    "callId": f"call_{c.id}",
+                    "status": "error" if c.error else "success",
+                },
+            }
+
+
+COPILOT_TOOLS = ToolNames(
+    {
+        "shell": "bash",
+        "read": "view",
+        "edit": "edit",
+        "search": "grep",
+        "list": "glob",
+        "task": "task",
+    },
+    {"old": "old_str", "new": "new_str", "list.path": "pattern"},
+)
+Emit = Callable[..., None]
+
+
+@register
+class CopilotCliWriter(Writer):
+    """GitHub Copilot CLI (``session-state/<id>/events.jsonl`` and ``workspace.yaml``): one
+    event a line in a linear chain; a sub-agent's events sit in its parent's log between
+    the task call's start and completion, marked with ``parentToolCallId``."""
+
+    name = "copilot-cli"
+    agent = "copilot_cli"
+    subdir = ".copilot/session-state"
+
+    def add(self, session: Session) -> list[Planted]:
+        cwd = session.workspace.cwd
+        ids = _record_ids(session.id)
+        events: list[dict[str, Any]] = []
+
+        def emit(kind: str, at: int, **data: Any) -> None:
+            parent = events[-1]["id"] if events else None
+            stamp = iso(at)
+            events.append(
+                {
+                    "type": kind,
+                    "data": data,
+                    "id": next(ids),
+                    "timestamp": stamp,
+                    "parentId": parent,
+                }
+            )
+
+        context = {"cwd": cwd, "gitRoot": cwd, "branch": "main"}
+        emit(
+            "session.start",
+            session.created,
+            sessionId=session.id,
+            version=1,
+            producer="copilot-agent",
+            copilotVersion="0.0.354",
+            startTime=iso(session.created),
+            context=context,
+        )
+        self._events(session.messages, emit, None)
+        folder = self.root / session.id
+        path = folder / "events.jsonl"
+        size = self._write(path, _lines(events))
+        summary = f"id: {session.id}\ncwd: {cwd}\nsummary: {session.title}\n"
+        self._write(folder / "workspace.yaml", summary)
+        planted = [self._planted(session, session.id, path, size, False)]
+        # Sub-agent work is in the parent's log: its session is the parent's.
+        planted += [self._planted(sub, session.id, path, 0, False) for sub in session.subagents()]
+        return planted
+
+    def _events(self, messages: Sequence[Message], emit: Emit, parent: str | None) -> None:
+        inside = {"parentToolCallId": parent} if parent else {}
+        for m in messages:
+            if m.role == "user":
+                emit("user.message", m.at, content=m.text, attachments=[], **inside)
+                continue
+            if m.thinking:
+                emit("assistant.reasoning", m.at, content=m.thinking, **inside)
+            requests = [
+                {
+                    "toolCallId": f"call_{c.id}",
+                    "name": COPILOT_TOOLS.name(c),
+                    "arguments": COPILOT_TOOLS.args(c),
+                    "type": "function",
+                }
+                for c in m.calls
+            ]
+            emit("assistant.message", m.at, content=m.text, toolRequests=requests, **inside)
+            for c, request in zip(m.calls, requests, strict=True):
+                call_id, name = f"call_{c.id}", request["name"]
+                emit("tool.execution_start", c.at, toolCallId=call_id, toolName=name, **inside)
+                done = c.at + 1
+                if c.subagent is not None:
+                    agent = {"toolCallId": call_id, "agentName": "general-purpose"}
+                    emit("subagent.started", c.at, **agent, **inside)
+                    self._events(c.subagent.messages, emit, call_id)
+                    done = c.subagent.updated + 1
+                    emit("subagent.completed", done, **agent, **inside)
+                emit(
+                    "tool.execution_complete",
+                    done,
+                    toolCallId=call_id,
+                    success=not c.error,
+                    result={"content": c.output},
+                    **inside,
+                )
+
+
+VSCODE_TOOLS = {
+    "shell": "run_in_terminal",
+    "read": "copilot_readFile",
+    "edit": "copilot_replaceString",
+    "search": "copilot_findTextInFiles",
+    "list": "copilot_listDirectory",
+    "task": "runSubagent",
+}
+
+
+def _vscode_invocation(call: ToolCall) -> dict[str, Any]:
+    """A ``toolInvocationSerialized`` response part with its result details."""
+    a = call.args
+    said = {
+        "shell": f"Running `{a.get('command')}`",
+        "read": f"Reading {a.get('path')}",
+        "edit": f"Editing {a.get('path')}",
+        "search": f"Searching text for `{a.get('pattern')}` in {a.get('path')}",
+        "list": f"Listing {a.get('path')}",
+        "task": f"{a.get('description')}: {a.get('prompt')}",
+    }[call.tool]
+    item: dict[str, Any] = {
+        "kind": "toolInvocationSerialized",
+        "toolId": VSCODE_TOOLS[call.tool],
+        "toolCallId": f"call_{call.id}",
+        "invocationMessage": {"value": said},
+        "isConfirmed": True,
+        "isComplete": True,
+    }
+    if call.tool == "shell":
+        command = {"original": a["command"]}
+        item["toolSpecificData"] = {"kind": "terminal", "commandLine": command, "language": "sh"}
+    item["resultDetails"] = {
+        "input": _encode(a),
+        "output": [{"type": "embed", "isText": True, "value": call.output}],
+        "isError": call.error,
+    }
+    return item
+
+
+@register
+class CopilotVscodeWriter(Writer):
+    """GitHub Copilot Chat in VS Code (``workspaceStorage/<hash>/chatSessions/``, the
+    folder named in ``workspace.json``): a request per turn holding the prompt and every
+    response part; ``.json`` is the serialized model, ``.jsonl`` (every rewound session,
+    and every other one) its operation log, where editing a request splices the later ones
+    away."""
+
+    name = "copilot-vscode"
+    agent = "copilot_vscode"
+    subdir = f"{EDITOR_HOME}/Code/User/workspaceStorage"
+
+    def add(self, session: Session) -> list[Planted]:
+        uri = Path(session.workspace.cwd).as_uri()
+        folder = self.root / _digest(uri)
+        if not (folder / "workspace.json").exists():
+            self._write(folder / "workspace.json", _encode({"folder": uri}))
+        header: dict[str, Any] = {
+            "version": 3,
+            "requesterUsername": "dev",
+            "responderUsername": "GitHub Copilot",
+            "initialLocation": "panel",
+            "sessionId": session.id,
+            "creationDate": session.created,
+            "lastMessageDate": session.updated,
+        }
+        titled = session.number % 3 == 0
+        rewound = session.rewind is not None
+        chats = folder / "chatSessions"
+        if rewound or session.number % 2 == 1:
+            path = chats / f"{session.id}.jsonl"
+            size = self._write(path, _lines(self._operations(session, header, titled)))
+        else:
+            requests = []
+            for turn in _turns(session.messages):
+                request, response = self._request(turn)
+                requests.append({**request, "response": response})
+            title = {"customTitle": session.title} if titled else {}
+            path = chats / f"{session.id}.json"
+            size = self._write(path, _encode({**header, **title, "requests": requests}))
+        return [self._planted(session, session.id, path, size, rewound)]
+
+    def _operations(
+        self, session: Session, header: dict[str, Any], titled: bool
+    ) -> list[dict[str, Any]]:
+        """The log: the first request in the initial state, later ones pushed, each answer
+        set when it is done; the request after a rewind truncates the abandoned ones."""
+        ops: list[dict[str, Any]] = []
+        size = kept = 0  # requests in the log's state; of them, on the kept branch
+        for branch, messages in _branches(session):
+            for turn in _turns(messages):
+                request, response = self._request(turn)
+                if not ops:
+                    ops.append({"kind": 0, "v": {**header, "requests": [request]}})
+                else:
+                    push: dict[str, Any] = {"kind": 2, "k": ["requests"], "v": [request]}
+                    if size > kept:  # the edited request: the abandoned ones go
+                        push["i"] = size = kept
+                    ops.append(push)
+                ops.append({"kind": 1, "k": ["requests", size, "response"], "v": response})
+                size += 1
+                if branch == "kept":
+                    kept = size
+        if titled:
+            ops.append({"kind": 1, "k": ["customTitle"], "v": session.title})
+        return ops
+
+    def _request(self, turn: list[Message]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """A request with no answer yet, and its answer's parts."""
+        prompt = turn[0]
+        response: list[dict[str, Any]] = []
+        for m in turn[1:]:
+            if m.thinking:
+                response.append({"kind": "thinking", "value": m.thinking})
+            if m.text:
+                response.append({"kind": "markdownContent", "content": {"value": m.text}})
+            response.extend(_vscode_invocation(c) for c in m.calls)
+        request = {
+            "requestId": f"request_{prompt.at:x}",
+            "timestamp": prompt.at,
+            "modelId": "copilot/gpt-4.1",
+            "message": {"text": prompt.text, "parts": [{"kind": "text", "text": prompt.text}]},
+            "response": [],
+            "isCanceled": False,
+        }
+        return request, response
+
+
+DROID_TOOLS = ToolNames(
+    {
+        "shell": "Execute",
+        "read": "Read",
+        "edit": "Edit",
+        "search": "Grep",
+        "list": "LS",
+        "task": "Task",
+    },
+    {
+        "read.path": "file_path",
+        "edit.path": "file_path",
+        "old": "old_str",
+        "new": "new_str",
+        "list.path": "directory_path",
+    },
+)
+
+
+@register
+class DroidWriter(Writer):
+    """Factory Droid's session store (``sessions/<cwd slug>/<id>.jsonl``): a
+    ``session_start`` line, then Anthropic-style messages in a ``parentId`` tree whose
+    rewound branch hangs off the same parent as the turns that replaced it."""
+
+    name = "droid"
+    agent = "droid"
+    subdir = ".factory/sessions"
+
+    def add(self, session: Session) -> list[Planted]:
+        ids = _record_ids(session.id)
+
+        def link(parent: str | None, body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+            mid = next(ids)
+            return mid, {"type": "message", "id": mid, "parentId": parent, **body}
+
+        head = {
+            "type": "session_start",
+            "id": session.id,
+            "title": session.title,
+            "sessionTitle": session.title,
+            "owner": "dev",
+            "version": "0.81.0",
+            "cwd": session.workspace.cwd,
+        }
+        records = [head, *_chained(session, self._bodies, link, root=session.id)]
+        path = self.root / _claude_slug(session.workspace.cwd) / f"{session.id}.jsonl"
+        size = self._write(path, _lines(records))
+        return [self._planted(session, session.id, path, size, session.rewind is not None)]
+
+    def _bodies(self, m: Message) -> Iterator[dict[str, Any]]:
+        stamp = iso(m.at)
+        if m.role == "user":
+            content = [{"type": "text", "text": m.text}]
+            yield {"timestamp": stamp, "message": {"role": "user", "content": content}}
+            return
+        blocks = _anthropic_blocks(m, DROID_TOOLS)
+        yield {"timestamp": stamp, "message": {"role": "assistant", "content": blocks}}
+        if m.calls:
+            results = {"role": "user", "content": _anthropic_results(m)}
+            yield {"timestamp": iso(m.calls[-1].at + 1), "message": results}
+
+
+PI_TOOLS = ToolNames(
+    {
+        "shell": "bash",
+        "read": "read",
+        "edit": "edit",
+        "search": "grep",
+        "list": "ls",
+        "task": "task",
+    },
+    {"old": "oldText", "new": "newText"},
+)
+
+
+@register
+class PiWriter(Writer):
+    """Pi (``agent/sessions/--<cwd>--/<time>_<id>.jsonl``): a version 3 ``session`` header,
+    then entries in an ``id``/``parentId`` tree; going back in ``/tree`` writes a
+    ``branch_summary`` the kept turns continue from; ``session_info`` names a session."""
+
+    name = "pi"
+    agent = "pi"
+    subdir = ".pi/agent/sessions"
+
+    def add(self, session: Session) -> list[Planted]:
+        cwd = session.workspace.cwd
+        ids = _record_ids(session.id)
+
+        def link(parent: str | None, body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+            eid = next(ids)[-8:]
+            return eid, {"type": body["type"], "id": eid, "parentId": parent, **body}
+
+        def back(abandoned: list[Message]) -> dict[str, Any]:
+            summary = "The person went back; the abandoned attempt changed nothing."
+            return {
+                "type": "branch_summary",
+                "timestamp": iso(abandoned[-1].at + 1),
+                "summary": summary,
+            }
+
+        header = {
+            "type": "session",
+            "version": 3,
+            "id": session.id,
+            "timestamp": iso(session.created),
+            "cwd": cwd,
+        }
+        model = {
+            "type": "model_change",
+            "timestamp": iso(session.created),
+            "provider": "anthropic",
+            "modelId": "claude-sonnet-4-5",
+        }
+        root, first = link(None, model)
+        records = [header, first, *_chained(session, self._bodies, link, root, back)]
+        if session.number % 3 == 0:
+            info = {"type": "session_info", "timestamp": iso(session.updated + 1)}
+            records.append(link(records[-1]["id"], {**info, "name": session.title})[1])
+        folder = self.root / f"--{cwd.lstrip('/').replace('/', '-')}--"
+        stamp = iso(session.created).replace(":", "-").replace(".", "-")
+        path = folder / f"{stamp}_{session.id}.jsonl"
+        size = self._write(path, _lines(records))
+        return [self._planted(session, session.id, path, size, session.rewind is not None)]
+
+    def _bodies(self, m: Message) -> Iterator[dict[str, Any]]:
+        stamp = iso(m.at)
+        content: list[dict[str, Any]] = []
+        if m.role == "user":
+            content.append({"type": "text", "text": m.text})
+            message = {"role": "user", "content": content, "timestamp": m.at}
+            yield {"type": "message", "timestamp": stamp, "message": message}
+            return
+        if m.thinking:
+            content.append({"type": "thinking", "thinking": m.thinking})
+        if m.text:
+            content.append({"type": "text", "text": m.text})
+        for c in m.calls:
+            call = {"id": f"toolu_{c.id}", "name": PI_TOOLS.name(c), "arguments": PI_TOOLS.args(c)}
+            content.append({"type": "toolCall", **call})
+        answer = {
+            "role": "assistant",
+            "content": content,
+            "api": "anthropic-messages",
+            "provider": "anthropic",
+            "model": "claude-sonnet-4-5",
+            "usage": {"input": 9000, "output": 120, "cacheRead": 0, "cacheWrite": 0},
+            "stopReason": "toolUse" if m.calls else "stop",
+            "timestamp": m.at,
+        }
+        yield {"type": "message", "timestamp": stamp, "message": answer}
+        for c in m.calls:
+            result = {
+                "role": "toolResult",
+                "toolCallId": f"toolu_{c.id}",
+                "toolName": PI_TOOLS.name(c),
+                "content": [{"type": "text", "text": c.output}],
+                "isError": c.error,
+                "timestamp": c.at + 1,
+            }
+            yield {"type": "message", "timestamp": iso(c.at + 1), "message": result}
+
+
+def _cline_cli_call(call: ToolCall) -> tuple[str, dict[str, Any], str]:
+    """The Cline SDK's tool, its input, and the query its result is reported under."""
+    a = call.args
+    if call.tool == "shell":
+        return "run_commands", {"commands": [a["command"]]}, a["command"]
+    if call.tool == "read":
+        return "read_files", {"files": [{"path": a["path"]}]}, a["path"]
+    if call.tool == "edit":
+        edit = {"command": "str_replace", "path": a["path"], "old_text": a["old"]}
+        return "editor", {**edit, "new_text": a["new"]}, f"edit:{a['path']}"
+    if call.tool == "search":
+        return "search_codebase", {"queries": [a["pattern"]], "path": a["path"]}, a["pattern"]
+    if call.tool == "list":
+        return "run_commands", {"commands": [f"ls {a['path']}"]}, f"ls {a['path']}"
+    return "spawn_agent", {"agent": "researcher", "task": a["prompt"]}, a["description"]
+
+
+@register
+class ClineWriter(Writer):
+    """Cline's CLI/SDK sessions (``data/sessions/<id>/``): ``<id>.messages.json`` (tab
+    indented, like the SDK's) beside its manifest ``<id>.json``; a spawned teammate is a
+    session of its own whose ``agent`` is not the ``lead``. Compaction rewrites the file:
+    no branches."""
+
+    name = "cline"
+    agent = "cline"
+    subdir = ".cline/data/sessions"
+
+    def add(self, session: Session) -> list[Planted]:
+        sid = self._id(session)
+        path = self.root / sid / f"{sid}.messages.json"
+        size = self._write(path, self._messages(session, sid, "lead"))
+        manifest = {
+            "version": 1,
+            "session_id": sid,
+            "source": "cli",
+            "started_at": iso(session.created),
+            "ended_at": iso(session.updated),
+            "status": "completed",
+            "interactive": True,
+            "provider": "cline",
+            "model": "anthropic/claude-sonnet-4.5",
+            "cwd": session.workspace.cwd,
+            "workspace_root": session.workspace.cwd,
+            "enable_tools": True,
+            "enable_spawn": True,
+            "metadata": {"title": session.title, "mode": "act"},
+        }
+        self._write(path.with_name(f"{sid}.json"), json.dumps(manifest, indent="\t"))
+        planted = [self._planted(session, sid, path, size, False)]
+        for sub in session.subagents():
+            sub_sid = self._id(sub)
+            sub_path = self.root / sub_sid / f"{sub_sid}.messages.json"
+            sub_size = self._write(sub_path, self._messages(sub, sub_sid, "researcher"))
+            planted.append(self._planted(sub, sub_sid, sub_path, sub_size, False))
+        return planted
+
+    @staticmethod
+    def _id(session: Session) -> str:
+        return f"{session.created}_{session.id[:5]}"
+
+    def _messages(self, session: Session, sid: str, agent: str) -> str:
+        messages: list[dict[str, Any]] = []
+        for m in session.messages:
+            mid = f"msg_{m.at:x}"
+            if m.role == "user":
+                text = [{"type": "text", "text": m.text}]
+                messages.append({"id": mid, "role": "user", "content": text, "ts": m.at})
+                continue
+            blocks: list[dict[str, Any]] = []
+            if m.thinking:
+                blocks.append({"type": "thinking", "thinking": m.thinking})
+            if m.text:
+                blocks.append({"type": "text", "text": m.text})
+            results: list[dict[str, Any]] = []
+            for c in m.calls:
+                name, arguments, query = _cline_cli_call(c)
+                blocks.append(
+                    {"type": "tool_use", "id": f"toolu_{c.id}", "name": name, "input": arguments}
+                )
+                item = (
+                    {"query": query, "error": c.output, "success": False}
+                    if c.error
+                    else {"query": query, "result": c.output}
+                )
+                results.append(
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": f"toolu_{c.id}",
+                        "name": name,
+                        "content": [item],
+                        **({"is_error": True} if c.error else {}),
+                    }
+                )
+            model = {"id": "anthropic/claude-sonnet-4.5", "provider": "cline"}
+            messages.append(
+                {"id": mid, "role": "assistant", "content": blocks, "ts": m.at, "modelInfo": model}
+            )
+            if results:
+                at = m.calls[-1].at + 1
+                messages.append({"id": f"{mid}_tool", "role": "user", "content": results, "ts": at})
+        document = {
+            "version": 1,
+            "updated_at": iso(session.updated),
+            "agent": agent,
+            "sessionId": sid,
+            "messages": messages,
+        }
+        return json.dumps(document, ensure_ascii=False, indent="\t")
+
+
+def _cline_task_input(call: ToolCall) -> dict[str, str]:
+    a = call.args
+    if call.tool == "edit":
+        diff = f"------- SEARCH\n{a['old']}\n=======\n{a['new']}\n+++++++ REPLACE"
+        return {"path": a["path"], "diff": diff}
+    if call.tool == "shell":
+        return {"command": a["command"], "requires_approval": "false"}
+    if call.tool == "search":
+        return {"path": a["path"], "regex": a["pattern"]}
+    if call.tool == "list":
+        return {"path": a["path"], "recursive": "false"}
+    if call.tool == "task":
+        return {"context": a["prompt"]}
+    return {"path": a["path"]}
+
+
+class _ClineTasksWriter(Writer):
+    """The VS Code extension task folders of the Cline family
+    (``globalStorage/<extension>/tasks/<id>/api_conversation_history.json``): a JSON
+    array of Anthropic-style messages, prompts wrapped in ``<task>`` / ``<feedback>`` with
+    the ``<environment_details>`` the extension adds, thinking in ``<thinking>`` blocks.
+    Restoring a checkpoint truncates the file, so there are no branches; a subtask
+    (``new_task``) is not linked to its parent in these files, so its call is written
+    as a plain tool call."""
+
+    edit_tool = "apply_diff"
+
+    def add(self, session: Session) -> list[Planted]:
+        task = self._task_id(session)
+        path = self.root / "tasks" / task / "api_conversation_history.json"
+        size = self._write(path, _encode(self._history(session)))
+        return [self._planted(session, task, path, size, False)]
+
+    def _task_id(self, session: Session) -> str:
+        return session.id  # Roo Code and Kilo Code name tasks by a UUID
+
+    def _history(self, session: Session) -> list[dict[str, Any]]:
+        tools = ToolNames(
+            {
+                "shell": "execute_command",
+                "read": "read_file",
+                "edit": self.edit_tool,
+                "search": "search_files",
+                "list": "list_files",
+                "task": "new_task",
+            }
+        )
+        out: list[dict[str, Any]] = []
+        for n, m in enumerate(session.messages):
+            if m.role == "user":
+                wrap = "task" if n == 0 else "feedback"
+                prompt = {"type": "text", "text": f"<{wrap}>\n{m.text}\n</{wrap}>"}
+                content = [prompt, self._environment(session, m.at, n == 0)]
+                out.append({"role": "user", "content": content, "ts": m.at})
+                continue
+            text = f"<thinking>\n{m.thinking}\n</thinking>\n\n{m.text}" if m.thinking else m.text
+            blocks: list[dict[str, Any]] = []
+            if text.strip():
+                blocks.append({"type": "text", "text": text.strip()})
+            for c in m.calls:
+                call = {"type": "tool_use", "id": f"toolu_{c.id}", "name": tools.name(c)}
+                blocks.append({**call, "input": _cline_task_input(c)})
+            out.append({"role": "assistant", "content": blocks, "ts": m.at})
+            if m.calls:
+                at = m.calls[-1].at + 1
+                results = [*_anthropic_results(m), self._environment(session, at, False)]
+                out.append({"role": "user", "content": results, "ts": at})
+        return out
+
+    @staticmethod
+    def _environment(session: Session, at: int, first: bool) -> dict[str, str]:
+        cwd = session.workspace.cwd
+        lines = ["<environment_details>", "# VSCode Visible Files", f"src/{cwd.rsplit('/', 1)[-1]}"]
+        lines += ["", "# Current Time", iso(at)]
+        if first:
+            lines += ["", f"# Current Working Directory ({cwd}) Files", "README.md", "src/"]
+        lines += ["", "# Current Mode", "ACT MODE", "</environment_details>"]
+        return {"type": "text", "text": "\n".join(lines)}
+
+
+@register
+class ClineVscodeWriter(_ClineTasksWriter):
+    """Cline's extension: tasks named by their creation time (ms), and the task index
+    ``state/taskHistory.json`` that gives each its title and workspace."""
+
+    name = "cline-vscode"
+    agent = "cline"
+    subdir = f"{EDITOR_HOME}/Code/User/globalStorage/saoudrizwan.claude-dev"
+    edit_tool = "replace_in_file"
+
+    def __init__(self, out: Path) -> None:
+        super().__init__(out)
+        self.history: list[dict[str, Any]] = []
+        self.taken: set[str] = set()
+
+    def add(self, session: Session) -> list[Planted]:
+        planted = super().add(session)
+        self.history.append(
+            {
+                "id": planted[0].session_id,
+                "ts": session.created,
+                "task": session.messages[0].text,
+                "tokensIn": 9000,
+                "tokensOut": 1200,
+                "totalCost": 0.04,
+                "size": planted[0].bytes,
+                "cwdOnTaskInitialization": session.workspace.cwd,
+                "isFavorited": False,
+            }
+        )
+        return planted
+
+    def _task_id(self, session: Session) -> str:
+        at = session.created
+        while str(at) in self.taken:  # two tasks started in the same millisecond
+            at += 1
+        self.taken.add(str(at))
+        return str(at)
+
+    def close(self) -> None:
+        if self.history:
+            self._write(self.root / "state" / "taskHistory.json", _encode(self.history))
+
+
+@register
+class RooCodeWriter(_ClineTasksWriter):
+    name = "roo-code"
+    agent = "roo_code"
+    subdir = f"{EDITOR_HOME}/Code/User/globalStorage/rooveterinaryinc.roo-cline"
+
+
+@register
+class KiloCodeWriter(_ClineTasksWriter):
+    name = "kilo-code"
+    agent = "kilo_code"
+    subdir = f"{EDITOR_HOME}/Code/User/globalStorage/kilocode.kilo-code"
+
+
+OPENCODE_TOOLS = ToolNames(
+    {
+        "shell": "bash",
+        "read": "read",
+        "edit": "edit",
+        "search": "grep",
+        "list": "list",
+        "task": "task",
+    },
+    {"read.path": "filePath", "edit.path": "filePath", "old": "oldString", "new": "newString"},
+)
+OPENCODE_TOKENS = {"input": 9000, "output": 120, "reasoning": 0, "cache": {"read": 0, "write": 0}}
+
+
+@dataclass(slots=True)
+class _OpenCodeSession:
+    """One session as OpenCode stores it (the same objects in both of its layouts)."""
+
+    session: Session
+    info: dict[str, Any]
+    messages: list[tuple[dict[str, Any], list[dict[str, Any]]]]  # info and parts each
+    children: list[_OpenCodeSession]  # the task tool's child sessions
+
+
+def _opencode(session: Session, parent: str | None = None) -> _OpenCodeSession:
+    """OpenCode's objects for a session. A rewound branch becomes OpenCode's revert: the
+    reverted turns come last (the TUI hides them; the next prompt would delete them), and
+    the session's ``revert`` names the first of them."""
+    ses = f"ses_{session.id.replace('-', '')[:26]}"
+    cwd = session.workspace.cwd
+    tag = session.id.replace("-", "")[:10]
+    serial = iter(range(1 << 16))
+    children: list[_OpenCodeSession] = []
+
+    def new_id(prefix: str, at: int) -> str:  # sortable by time, like OpenCode's own ids
+        return f"{prefix}_{at:012x}{tag}{next(serial):04x}"
+
+    def part(mid: str, at: int, kind: str, **fields: Any) -> dict[str, Any]:
+        return {"id": new_id("prt", at), "sessionID": ses, "messageID": mid, "type": kind, **fields}
+
+    def tool(mid: str, at: int, c: ToolCall) -> dict[str, Any]:
+        name, args = OPENCODE_TOOLS.name(c), OPENCODE_TOOLS.args(c)
+        span = {"start": c.at, "end": c.at + 1}
+        state: dict[str, Any] = {"status": "completed", "input": args, "output": c.output}
+        if c.tool == "shell":  # a failing command completes with its exit code
+            state["metadata"] = {"exit": 1 if c.error else 0, "description": "Run it"}
+        elif c.error:
+            state = {"status": "error", "input": args, "error": c.output}
+        if c.subagent is not None:
+            child = _opencode(c.subagent, ses)
+            children.append(child)
+            state["metadata"] = {"sessionId": child.info["id"]}
+        return part(
+            mid, at, "tool", callID=f"toolu_{c.id}", tool=name, state={**state, "time": span}
+        )
+
+    reverted: list[Message] = []
+    if session.rewind is not None:
+        first = session.rewind.messages[0].at
+        reverted = _shifted(session.rewind.messages, session.updated - first + 60_000)
+    messages: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
+    prompt: str | None = None
+    for m in [*session.messages, *reverted]:
+        mid = new_id("msg", m.at)
+        info: dict[str, Any] = {"id": mid, "sessionID": ses, "role": m.role}
+        if m.role == "user":
+            prompt = mid
+            info["time"] = {"created": m.at}
+            info["agent"] = "build"
+            info["model"] = {"providerID": "anthropic", "modelID": "claude-sonnet-4-5"}
+            messages.append((info, [part(mid, m.at, "text", text=m.text)]))
+            continue
+        info["time"] = {"created": m.at, "completed": m.at + 900}
+        info.update(
+            parentID=prompt,
+            modelID="claude-sonnet-4-5",
+            providerID="anthropic",
+            mode="build",
+            path={"cwd": cwd, "root": cwd},
+            cost=0,
+            tokens=OPENCODE_TOKENS,
+            finish="tool-calls" if m.calls else "stop",
+        )
+        parts = [part(mid, m.at, "step-start")]
+        if m.thinking:
+            parts.append(part(mid, m.at, "reasoning", text=m.thinking))
+        if m.text:
+            parts.append(part(mid, m.at, "text", text=m.text))
+        parts += [tool(mid, m.at, c) for c in m.calls]
+        finish = "tool-calls" if m.calls else "stop"
+        parts.append(part(mid, m.at, "step-finish", reason=finish, cost=0, tokens=OPENCODE_TOKENS))
+        messages.append((info, parts))
+    info = {
+        "id": ses,
+        "version": "1.1.40",
+        "projectID": _digest(cwd, "sha1"),
+        "directory": cwd,
+        **({"parentID": parent} if parent else {}),
+        "title": session.title if parent is None else f"{session.title[:40]} (@general subagent)",
+        "time": {"created": session.created, "updated": messages[-1][0]["time"]["created"]},
+    }
+    if reverted:
+        info["revert"] = {"messageID": messages[len(session.messages)][0]["id"]}
+    return _OpenCodeSession(session, info, messages, children)
+
+
+@register
+class OpenCodeWriter(Writer):
+    """OpenCode's JSON storage tree (before v1.2): ``session/<project>/<ses>.json``, a file
+    per message in ``message/<ses>/`` and per part in ``part/<msg>/``; a sub-agent is a
+    child session (``parentID``); a rewound turn is reverted (``revert``)."""
+
+    name = "opencode"
+    agent = "opencode"
+    subdir = ".local/share/opencode/storage"
+
+    def add(self, session: Session) -> list[Planted]:
+        return self._session(_opencode(session))
+
+    def _session(self, oc: _OpenCodeSession) -> list[Planted]:
+        ses = oc.info["id"]
+        path = self.root / "session" / oc.info["projectID"] / f"{ses}.json"
+        size = self._write(path, _encode(oc.info))
+        for info, parts in oc.messages:
+            size += self._write(self.root / "message" / ses / f"{info['id']}.json", _encode(info))
+            for p in parts:
+                size += self._write(self.root / "part" / info["id"] / f"{p['id']}.json", _encode(p))
+        planted = [self._planted(oc.session, ses, path, size, "revert" in oc.info)]
+        for child in oc.children:
+            planted += self._session(child)
+        return planted
+
+
+OPENCODE_SCHEMA = """
+CREATE TABLE project (id TEXT PRIMARY KEY, worktree TEXT NOT NULL, vcs TEXT, name TEXT,
+  time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL);
+CREATE TABLE session (id TEXT PRIMARY KEY,
+  project_id TEXT NOT NULL REFERENCES project(id) ON DELETE CASCADE,
+  workspace_id TEXT, parent_id TEXT, slug TEXT NOT NULL, directory TEXT NOT NULL, path TEXT,
+  title TEXT NOT NULL, version TEXT NOT NULL, share_url TEXT, summary_additions INTEGER,
+  summary_deletions INTEGER, summary_files INTEGER, summary_diffs TEXT, revert TEXT,
+  permission TEXT, time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL,
+  time_compacting INTEGER, time_archived INTEGER);
+CREATE INDEX session_project_idx ON session(project_id);
+CREATE INDEX session_parent_idx ON session(parent_id);
+CREATE TABLE message (id TEXT PRIMARY KEY,
+  session_id TEXT NOT NULL REFERENCES session(id) ON DELETE CASCADE,
+  time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL, data TEXT NOT NULL);
+CREATE INDEX message_session_time_created_id_idx ON message(session_id, time_created, id);
+CREATE TABLE part (id TEXT PRIMARY KEY,
+  message_id TEXT NOT NULL REFERENCES message(id) ON DELETE CASCADE,
+  session_id TEXT NOT NULL, time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL,
+  data TEXT NOT NULL);
+CREATE INDEX part_message_id_id_idx ON part(message_id, id);
+CREATE INDEX part_session_idx ON part(session_id);
+"""
+
+
+class _Database:
+    """A SQLite file a writer fills one session at a time (opened on the first one)."""
+
+    def __init__(self, path: Path, schema: str, wal: bool) -> None:
+        self.path, self.schema, self.wal = path, schema, wal
+        self.db: sqlite3.Connection | None = None
+
+    def open(self) -> sqlite3.Connection:
+        if self.db is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.db = sqlite3.connect(self.path)
+            if self.wal:
+                self.db.execute("PRAGMA journal_mode = WAL")
+            self.db.executescript(self.schema)
+        return self.db
+
+    def close(self) -> None:
+        if self.db is not None:
+            self.db.close()
+            self.db = None
+
+
+@register
+class OpenCodeDbWriter(Writer):
+    """OpenCode's ``opencode.db`` (v1.2 and later, WAL mode like OpenCode's), built from
+    the documented schema: the same objects as the JSON tree, a row each, with ``data``
+    holding what is not a column. With the JSON tree in the same corpus the database takes
+    in its sessions too: OpenCode migrates the tree into the database and keeps reading
+    only the database."""
+
+    name = "opencode-db"
+    agent = "opencode"
+    subdir = ".local/share/opencode"
+
+    def __init__(self, out: Path) -> None:
+        super().__init__(out)
+        self.database = _Database(self.root / "opencode.db", OPENCODE_SCHEMA, wal=True)
+        self.projects: set[str] = set()
+
+    def add(self, session: Session) -> list[Planted]:
+        return self._insert(_opencode(session))
+
+    def absorb(self, fmt: str, session: Session) -> None:
+        if fmt == OpenCodeWriter.name:
+            self._insert(_opencode(session))
+
+    def close(self) -> None:
+        self.database.close()
+
+    def _insert(self, oc: _OpenCodeSession) -> list[Planted]:
+        db = self.database.open()
+        info = oc.info
+        ses, at = info["id"], info["time"]["created"]
+        size = 0
+        with db:
+            if info["projectID"] not in self.projects:
+                self.projects.add(info["projectID"])
+                project = (info["projectID"], info["directory"], "git", at, at)
+                db.execute("INSERT INTO project VALUES (?, ?, ?, NULL, ?, ?)", project)
+            revert = _encode(info["revert"]) if "revert" in info else None
+            db.execute(
+                "INSERT INTO session (id, project_id, parent_id, slug, directory, title, version, "
+                "revert, time_created, time_updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    ses,
+                    info["projectID"],
+                    info.get("parentID"),
+                    ses[4:16],
+                    info["directory"],
+                    info["title"],
+                    info["version"],
+                    revert,
+                    at,
+                    info["time"]["updated"],
+                ),
+            )
+            for message, parts in oc.messages:
+                mid, created = message["id"], message["time"]["created"]
+                data = _encode({k: v for k, v in message.items() if k not in ("id", "sessionID")})
+                size += len(data)
+                db.execute(
+                    "INSERT INTO message VALUES (?, ?, ?, ?, ?)", (mid, ses, created, created, data)
+                )
+                rows = []
+                for p in parts:
+                    body = _encode(
+                        {k: v for k, v in p.items() if k not in ("id", "sessionID", "messageID")}
+                    )
+                    size += len(body)
+                    rows.append((p["id"], mid, ses, created, created, body))
+                db.executemany("INSERT INTO part VALUES (?, ?, ?, ?, ?, ?)", rows)
+        path = self.database.path
+        planted = [self._planted(oc.session, ses, path, size, "revert" in info)]
+        for child in oc.children:
+            planted += self._insert(child)
+        return planted
+
+
+CURSOR_TOOLS = ToolNames(
+    {
+        "shell": "Shell",
+        "read": "Read",
+        "edit": "StrReplace",
+        "search": "Grep",
+        "list": "LS",
+        "task": "Task",
+    },
+    {"old": "old_string", "new": "new_string"},
+)
+
+
+def _user_query(text: str, cwd: str, first: bool) -> str:
+    """A Cursor agent prompt: ``<user_query>``, after the injected ``<user_info>``."""
+    query = f"<user_query>\n{text}\n</user_query>"
+    if not first:
+        return query
+    info = f"<user_info>\nOS Version: linux 6.8.0\nShell: bash\nWorkspace Path: {cwd}\n</user_info>"
+    return f"{info}\n\n{query}"
+
+
+@register
+class CursorWriter(Writer):
+    """cursor-agent transcripts (``projects/<slug>/agent-transcripts/<id>/<id>.jsonl``):
+    one ``{role, message: {content}}`` line a message, no ids or times; a sub-agent's
+    transcript in ``subagents/`` beside it. No branches are recorded."""
+
+    name = "cursor"
+    agent = "cursor"
+    subdir = ".cursor/projects"
+
+    def add(self, session: Session) -> list[Planted]:
+        slug = _claude_slug(session.workspace.cwd).lstrip("-")
+        folder = self.root / slug / "agent-transcripts" / session.id
+        path = folder / f"{session.id}.jsonl"
+        size = self._write(path, _lines(self._records(session)))
+        planted = [self._planted(session, session.id, path, size, False)]
+        for sub in session.subagents():
+            sub_path = folder / "subagents" / f"{sub.id}.jsonl"
+            sub_size = self._write(sub_path, _lines(self._records(sub)))
+            planted.append(self._planted(sub, sub.id, sub_path, sub_size, False))
+        return planted
+
+    def _records(self, session: Session) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for n, m in enumerate(session.messages):
+            if m.role == "user":
+                text = _user_query(m.text, session.workspace.cwd, n == 0)
+                out.append(
+                    {"role": "user", "message": {"content": [{"type": "text", "text": text}]}}
+                )
+                continue
+            blocks = _anthropic_blocks(m, CURSOR_TOOLS, ids=False)
+            out.append({"role": "assistant", "message": {"content": blocks}})
+            if m.calls:
+                results = [
+                    {"type": "tool_result", "content": [{"type": "text", "text": c.output}]}
+                    for c in m.calls
+                ]
+                out.append({"role": "user", "message": {"content": results}})
+        return out
+
+
+CURSOR_STORE_TOOLS = ToolNames(
+    {
+        "shell": "run_terminal_cmd",
+        "read": "read_file",
+        "edit": "search_replace",
+        "search": "grep",
+        "list": "list_dir",
+        "task": "task",
+    },
+    {
+        "read.path": "target_file",
+        "edit.path": "file_path",
+        "old": "old_string",
+        "new": "new_string",
+        "list.path": "target_directory",
+    },
+)
+
+
+def _protobuf_field(number: int, payload: bytes) -> bytes:
+    """A length-delimited protobuf field (wire type 2)."""
+    out = bytearray()
+    for value in (number << 3 | 2, len(payload)):
+        while value >= 0x80:
+            out.append(value & 0x7F | 0x80)
+            value >>= 7
+        out.append(value)
+    return bytes(out) + payload
+
+
+@register
+class CursorStoreWriter(Writer):
+    """cursor-agent chat stores (``chats/<md5 of the workspace>/<id>/store.db``): JSON
+    provider messages as content-addressed blobs, a protobuf root blob listing them
+    (field 1) and naming the workspace (field 9), and hex-encoded JSON meta. These
+    sessions have no transcript, so the store is what is read."""
+
+    name = "cursor-store"
+    agent = "cursor"
+    subdir = ".cursor/chats"
+    schema = """
+CREATE TABLE blobs (id TEXT PRIMARY KEY, data BLOB);
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
+"""
+
+    def add(self, session: Session) -> list[Planted]:
+        cwd = session.workspace.cwd
+        path = self.root / _digest(cwd) / session.id / "store.db"
+        database = _Database(path, self.schema, wal=False)
+        db = database.open()
+        blobs = [_encode(m).encode("utf-8") for m in self._messages(session)]
+        digests = [hashlib.sha256(data).digest() for data in blobs]
+        root = b"".join(_protobuf_field(1, d) for d in digests)
+        root += _protobuf_field(9, Path(cwd).as_uri().encode("utf-8"))
+        root_id = hashlib.sha256(root).hexdigest()
+        meta = {
+            "agentId": session.id,
+            "latestRootBlobId": root_id,
+            "name": session.title,
+            "mode": "default",
+            "createdAt": session.created,
+            "lastUsedModel": "claude-4.5-sonnet",
+        }
+        with db:
+            rows = [(d.hex(), data) for d, data in zip(digests, blobs, strict=True)]
+            db.executemany("INSERT OR IGNORE INTO blobs VALUES (?, ?)", [*rows, (root_id, root)])
+            db.execute("INSERT INTO meta VALUES ('0', ?)", (_encode(meta).encode("utf-8").hex(),))
+        database.close()
+        size = sum(map(len, blobs)) + len(root)
+        return [self._planted(session, session.id, path, size, False)]
+
+    def _messages(self, session: Session) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT}]
+        for n, m in enumerate(session.messages):
+            if m.role == "user":
+                text = _user_query(m.text, session.workspace.cwd, n == 0)
+                out.append({"role": "user", "content": [{"type": "text", "text": text}]})
+                continue
+            content: list[dict[str, Any]] = []
+            if m.thinking:
+                content.append({"type": "reasoning", "text": m.thinking})
+            if m.text:
+                content.append({"type": "text", "text": m.text})
+            tools = CURSOR_STORE_TOOLS
+            for c in m.calls:
+                call = {
+                    "toolCallId": f"toolu_{c.id}",
+                    "toolName": tools.name(c),
+                    "args": tools.args(c),
+                }
+                content.append({"type": "tool-call", **call})
+            out.append({"role": "assistant", "content": content})
+            if m.calls:
+                results = [
+                    {
+                        "type": "tool-result",
+                        "toolCallId": f"toolu_{c.id}",
+                        "toolName": tools.name(c),
+                        "result": c.output,
+                        **({"isError": True} if c.error else {}),
+                    }
+                    for c in m.calls
+                ]
+                out.append({"role": "tool", "content": results})
+        return out
+
+
+@register
+class CursorIdeWriter(Writer):
+    """The Cursor editor's global ``state.vscdb``: ``cursorDiskKV`` holds each composer
+    (``composerData:<id>``, listing its bubbles in ``fullConversationHeadersOnly``) and
+    each bubble (``bubbleId:<composer>:<bubble>``; one per tool call, in
+    ``toolFormerData``). Editing an earlier message rewrites the list: the rewound
+    bubbles stay in the table, unlisted."""
+
+    name = "cursor-ide"
+    agent = "cursor_ide"
+    subdir = f"{EDITOR_HOME}/Cursor/User/globalStorage"
+    schema = """
+CREATE TABLE ItemTable (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB);
+CREATE TABLE cursorDiskKV (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB);
+INSERT INTO ItemTable VALUES ('workbench.panel.composerChatViewPane', '{"visible":true}');
+"""
+
+    def __init__(self, out: Path) -> None:
+        super().__init__(out)
+        self.database = _Database(self.root / "state.vscdb", self.schema, wal=False)
+
+    def add(self, session: Session) -> list[Planted]:
+        ids = _record_ids(session.id)
+        rows: list[tuple[str, str]] = []
+        headers: list[dict[str, Any]] = []
+        for branch, messages in _branches(session):
+            for m in messages:
+                for bubble in self._bubbles(m, ids):
+                    rows.append((f"bubbleId:{session.id}:{bubble['bubbleId']}", _encode(bubble)))
+                    if branch == "kept":
+                        headers.append({"bubbleId": bubble["bubbleId"], "type": bubble["type"]})
+        composer = {
+            "_v": 10,
+            "composerId": session.id,
+            "name": session.title,
+            "createdAt": session.created,
+            "lastUpdatedAt": session.updated,
+            "status": "completed",
+            "unifiedMode": "agent",
+            "fullConversationHeadersOnly": headers,
+        }
+        rows.insert(0, (f"composerData:{session.id}", _encode(composer)))
+        db = self.database.open()
+        with db:
+            db.executemany("INSERT INTO cursorDiskKV VALUES (?, ?)", rows)
+        size = sum(len(value.encode("utf-8")) for _, value in rows)
+        path = self.database.path
+        return [self._planted(session, session.id, path, size, session.rewind is not None)]
+
+    def close(self) -> None:
+        self.database.close()
+
+    def _bubbles(self, m: Message, ids: Iterator[str]) -> Iterator[dict[str, Any]]:
+        kind = 1 if m.role == "user" else 2
+        if m.text or m.thinking or not m.calls:
+            bubble: dict[str, Any] = {"_v": 3, "type": kind, "bubbleId": next(ids), "text": m.text}
+            bubble["createdAt"] = iso(m.at)
+            if m.thinking:
+                bubble["thinking"] = {"text": m.thinking, "signature": ""}
+            yield bubble
+        for c in m.calls:
+            tool = {
+                "tool": 15,
+                "toolCallId": f"toolu_{c.id}",
+                "status": "error" if c.error else "completed",
+                "name": CURSOR_STORE_TOOLS.name(c),
+                "rawArgs": _encode(CURSOR_STORE_TOOLS.args(c)),
+                "result": _encode({"output": c.output}),
+                "userDecision": "accepted",
+            }
+            yield {
+                "_v": 3,
+                "type": 2,
+                "bubbleId": next(ids),
+                "text": "",
+                "createdAt": iso(c.at),
+                "toolFormerData": tool,
+            }
+
+
+def _aider_stamp(ms: int, micro: bool = False) -> str:
+    """A time as aider writes it (local time; the corpus's person lives in UTC)."""
+    text = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(ms // 1000))
+    return f"{text}.{ms % 1000:03d}000" if micro else text
+
+
+def _quoted(text: str) -> list[str]:
+    """Aider's own output lines: ``> `` and a markdown hard break."""
+    return [f"> {line}  " if line.strip() else ">" for line in text.splitlines()]
+
+
+@register
+class AiderWriter(Writer):
+    """Aider: ``.aider.chat.history.md`` and ``.aider.input.history`` in each project
+    directory (``projects/<workspace path under the home directory>``), one run a session
+    (``# aider chat started at``), runs in time order, and the config file's ``roots``
+    naming the projects folder as an aider root. Aider has no tool calls: an edit is a
+    SEARCH/REPLACE block in the reply (then ``Applied edit`` and its commit), and what any
+    other tool gave is aider's ``> `` output. No ids: a session's id is its run's start
+    and a digest of the history's path, as the reader derives it."""
+
+    name = "aider"
+    agent = "aider"
+    subdir = "projects"
+
+    def __init__(self, out: Path) -> None:
+        super().__init__(out)
+        # history file → its runs: (start, text, [(prompt time, prompt)])
+        self.runs: dict[Path, list[tuple[str, str, list[tuple[int, str]]]]] = {}
+
+    def add(self, session: Session) -> list[Planted]:
+        cwd = session.workspace.cwd
+        folder = self.root / cwd.removeprefix("/home/dev/")
+        path = folder / ".aider.chat.history.md"
+        runs = self.runs.setdefault(path, [])
+        taken = {start for start, _, _ in runs}
+        at = session.created
+        while _aider_stamp(at) in taken:  # two runs started in the same second
+            at += 1000
+        start = _aider_stamp(at)
+        text, prompts = self._run(session, start)
+        runs.append((start, text, prompts))
+        real = os.path.realpath(path)
+        digest = hashlib.blake2b(os.fsencode(real), digest_size=4).hexdigest()
+        compact = start.replace("-", "").replace(":", "").replace(" ", "T")
+        planted = self._planted(
+            session, f"aider-{compact}-{digest}", path, len(text.encode()), False
+        )
+        planted.workspace = os.path.dirname(real)  # aider records only where it ran
+        return [planted]
+
+    def close(self) -> None:
+        for path, runs in self.runs.items():
+            runs.sort()
+            self._write(path, "".join(text for _, text, _ in runs))
+            prompts = sorted(p for _, _, ps in runs for p in ps)
+            entries = [
+                f"\n# {_aider_stamp(ms, True)}\n"
+                + "".join(f"+{line}\n" for line in prompt.splitlines())
+                for ms, prompt in prompts
+            ]
+            self._write(path.with_name(".aider.input.history"), "".join(entries))
+        if self.runs:
+            config = self.out / ".config" / "convodex" / "config.toml"
+            self._write(config, f'roots = ["~/{self.subdir}:{self.name}"]\n')
+
+    def _run(self, session: Session, start: str) -> tuple[str, list[tuple[int, str]]]:
+        cwd = session.workspace.cwd
+        lines = [
+            "",
+            f"# aider chat started at {start}",
+            "",
+            "> /home/dev/.local/bin/aider --model sonnet  ",
+            "> Aider v0.86.1  ",
+            "> Main model: anthropic/claude-sonnet-4-5 with diff edit format  ",
+            "> Git repo: .git with 214 files  ",
+            "> Repo-map: using 4096 tokens, auto refresh  ",
+            "",
+        ]
+        prompts: list[tuple[int, str]] = []
+        for m in session.messages:
+            if m.role == "user":
+                lines += [f"#### {line}  " for line in m.text.splitlines()] + [""]
+                prompts.append((m.at, m.text))
+                continue
+            reply = [m.text] if m.text else []
+            output: list[str] = []
+            for c in m.calls:
+                a = c.args
+                if c.tool == "edit":
+                    rel = a["path"].removeprefix(f"{cwd}/")
+                    block = ["<<<<<<< SEARCH", a["old"], "=======", a["new"], ">>>>>>> REPLACE"]
+                    reply += ["", rel, "```python", *block, "```"]
+                    said = (
+                        c.output
+                        if c.error
+                        else f"Applied edit to {rel}\nCommit {c.id[:7]} fix: Update {rel}"
+                    )
+                    output += _quoted(said)
+                elif c.tool == "shell":
+                    ran = f"Run shell command? (Y)es/(N)o [Yes]: y\nRunning {a['command']}"
+                    output += _quoted(f"{ran}\n{c.output}")
+                else:
+                    output += _quoted(c.output)
+            if reply:
+                lines += [*reply, ""]
+            if output:
+                lines += [*output, ""]
+        return "\n".join(lines) + "\n", prompts
 
 
 # ---------------------------------------------------------------------------------------
@@ -1296,10 +2800,18 @@ def generate(
     target = int(mb * 1024 * 1024)
     planted: list[Planted] = []
     written = 0
+    count = len(writers)
     for session in sessions(seed):
         if written >= target:
             break
-        new = writers[session.number % len(writers)].add(session)
+        # In turn, shifted by one every round: session features recur with the session
+        # number, and a period sharing a factor with the format count would otherwise
+        # give them to the same few formats.
+        n = session.number
+        writer = writers[(n + n // count) % count]
+        new = writer.add(session)
+        for other in writers:
+            other.absorb(writer.name, session)
         planted += new
         written += sum(p.bytes for p in new)
     for writer in writers:
