@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
+import msgspec
 import platformdirs
 
 from convodex.errors import ConfigError
@@ -15,8 +15,7 @@ APP = "convodex"
 MIB = 1024 * 1024
 
 
-@dataclass(frozen=True, slots=True)
-class Setting:
+class Setting(msgspec.Struct, frozen=True):
     name: str
     env: str
     default: int

@@ -20,9 +20,10 @@ import os
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
+
+import msgspec
 
 from convodex import config
 from convodex.catalog.migrations import MIGRATIONS
@@ -38,14 +39,13 @@ MIN_SQLITE = (3, 43, 0)  # FTS5 contentless_delete
 PROJECTION_VERSION = 2
 
 
-@dataclass
-class Catalog:
+class Catalog(msgspec.Struct):
     """An open catalog connection and how it was opened."""
 
     db: sqlite3.Connection
     path: Path | None
     mode: Mode
-    lock: threading.RLock = field(default_factory=threading.RLock)
+    lock: threading.RLock = msgspec.field(default_factory=threading.RLock)
     # Why the catalog is not an ordinary disk catalog, or what the open policy did
     # (names and numbers only, safe to print).
     note: str | None = None

@@ -12,9 +12,10 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from convodex import config
 from convodex.catalog import spans
@@ -34,8 +35,7 @@ CONTEXT_CHARS = 400
 TITLE_CHARS = 80
 
 
-@dataclass(frozen=True, slots=True)
-class RuntimeState:
+class RuntimeState(msgspec.Struct, frozen=True):
     """Which sessions are open, running or current in this process: never persisted."""
 
     open: frozenset[str] = frozenset()
@@ -75,8 +75,7 @@ class _InfoCache:
 INFO_CACHE = _InfoCache()
 
 
-@dataclass(slots=True)
-class SourceRow:
+class SourceRow(msgspec.Struct):
     """A source's catalog facts, and what this search learned about its file."""
 
     def __post_init__(self) -> None:
@@ -95,9 +94,9 @@ class SourceRow:
     inode: int | None
     changed: bool = False
     bad: bool = False
-    titles: dict[str | None, str | None] = field(default_factory=dict)
-    file: Path = field(init=False)
-    messages: dict[int, SourceMessage | None] = field(default_factory=dict)
+    titles: dict[str | None, str | None] = msgspec.field(default_factory=dict)
+    file: Path = msgspec.field(default_factory=Path)
+    messages: dict[int, SourceMessage | None] = msgspec.field(default_factory=dict)
 
 
 _SOURCE_COLUMNS = (

@@ -13,7 +13,6 @@ import os
 import time
 import zlib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -69,12 +68,11 @@ class SearchRequest(msgspec.Struct, frozen=True, kw_only=True):
         return msgspec.structs.replace(self, roots=tuple(roots))
 
 
-@dataclass
-class Where:
+class Where(msgspec.Struct):
     """SQL conditions on a document's ``rowid`` (ANDed) and their parameters."""
 
-    sql: list[str] = field(default_factory=list)
-    params: list[Any] = field(default_factory=list)
+    sql: list[str] = msgspec.field(default_factory=list)
+    params: list[Any] = msgspec.field(default_factory=list)
 
     def add(self, condition: str, *params: Any) -> None:
         self.sql.append(condition)
@@ -84,8 +82,7 @@ class Where:
         return "".join(f" AND ({c})" for c in self.sql)
 
 
-@dataclass
-class Plan:
+class Plan(msgspec.Struct):
     """Everything about one search that every page of it shares."""
 
     query: Query

@@ -10,8 +10,9 @@ an error listing its candidates; an unknown one says what was looked for.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from convodex.catalog.db import Catalog
 from convodex.catalog.plan import MIN_SESSION_PREFIX
@@ -21,8 +22,7 @@ from convodex.errors import NotFound, QueryError
 MAX_CANDIDATES = 8
 
 
-@dataclass(frozen=True, slots=True)
-class SessionRef:
+class SessionRef(msgspec.Struct, frozen=True):
     """One session found by a ref: where it is, whose it is, and the message it names."""
 
     session_id: str
@@ -40,8 +40,7 @@ class SessionRef:
         return f"{self.session_id}{at}"
 
 
-@dataclass(frozen=True, slots=True)
-class _Source:
+class _Source(msgspec.Struct, frozen=True):
     id: int
     path: str
     format: str

@@ -18,13 +18,13 @@ the new one, with progress saying how far the rebuild is; any other catalog fail
 from __future__ import annotations
 
 import contextlib
-import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
+
+import msgspec
 
 from convodex import config
 from convodex.catalog.db import Catalog, catalog_error, connect, is_corruption, open_catalog
@@ -57,11 +57,16 @@ if TYPE_CHECKING:
 # A rebuild refreshes listing summaries at most this often (the tree's own progress).
 LISTING_REFRESH_SECONDS = 1.0
 T = TypeVar("T")
-log = logging.getLogger("convodex.service")
 
 
-@dataclass(frozen=True)
-class Background:
+def _warn(message: str, *args: object) -> None:
+    """A diagnostic (names and classes only, never content); logging loads on first use."""
+    import logging
+
+    logging.getLogger("convodex.service").warning(message, *args)
+
+
+class Background(msgspec.Struct, frozen=True):
     """How ``start`` keeps the catalog current."""
 
     rescan_seconds: float = 60.0
@@ -153,7 +158,7 @@ class HistoryService:
             if not recovered and is_corruption(exc):
                 recovered = self.catalog.recover(generation)
                 if recovered:
-                    log.warning("the catalog was damaged: it was moved aside and is rebuilt")
+                    _warn("the catalog was damaged: it was moved aside and is rebuilt")
             if not recovered:
                 raise catalog_error(exc, self.catalog.path) from exc
         if self.scheduler is not None:
@@ -481,7 +486,7 @@ class HistoryService:
                 try:
                     self._changed(scheduler, Path(path), change == watchfiles.Change.deleted)
                 except Exception as exc:  # one odd file never stops the watcher
-                    log.warning("the file watcher skipped a change (%s)", type(exc).__name__)
+                    _warn("the file watcher skipped a change (%s)", type(exc).__name__)
 
     def _changed(self, scheduler: Scheduler, path: Path, deleted: bool) -> None:
         """One change: a transcript's (by the same rules as a scan of its root, format

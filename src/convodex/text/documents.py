@@ -7,7 +7,6 @@ its first 6 KiB and last 2 KiB; user and assistant text is never truncated.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 import msgspec
@@ -32,8 +31,7 @@ TOOL_TEXT_TAIL = 2 * 1024
 _ERROR_PREFIXES = ("error:", "blocked:")
 
 
-@dataclass(frozen=True, slots=True)
-class Document:
+class Document(msgspec.Struct, frozen=True):
     """One searchable part of a message. ``part`` is stable within the message."""
 
     part: int

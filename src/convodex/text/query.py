@@ -17,8 +17,9 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import Literal
+
+import msgspec
 
 from convodex.errors import QueryError
 from convodex.text.tokens import TAIL_MARK, TOOL_MARK, iter_tokens
@@ -28,38 +29,33 @@ QUALIFIERS = ("agent", "project", "kind", "tool", "role", "session", "since", "u
 TermKind = Literal["word", "phrase", "prefix", "cjk1"]
 
 
-@dataclass(frozen=True, slots=True)
-class Term:
+class Term(msgspec.Struct, frozen=True):
     """A word, a phrase of adjacent tokens, a prefix, or one CJK character."""
 
     tokens: tuple[str, ...]
     kind: TermKind
 
 
-@dataclass(frozen=True, slots=True)
-class And:
+class And(msgspec.Struct, frozen=True):
     items: tuple[Node, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class Or:
+class Or(msgspec.Struct, frozen=True):
     items: tuple[Node, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class Not:
+class Not(msgspec.Struct, frozen=True):
     item: Node
 
 
 Node = Term | And | Or | Not
 
 
-@dataclass(frozen=True, slots=True)
-class Query:
+class Query(msgspec.Struct, frozen=True):
     """A parsed query: the match tree and the qualifiers' values (raw, per name)."""
 
     tree: Node
-    qualifiers: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    qualifiers: dict[str, tuple[str, ...]] = msgspec.field(default_factory=dict)
 
     def terms(self) -> list[Term]:
         """Every positive term, in query order (what a hit is highlighted by)."""
@@ -75,8 +71,7 @@ class Query:
 _QUALIFIER = re.compile(r"([A-Za-z_]+):(?![/:\\])")
 
 
-@dataclass(slots=True)
-class _Lexeme:
+class _Lexeme(msgspec.Struct):
     kind: Literal["(", ")", "word", "phrase", "or", "and", "not", "qualifier"]
     text: str = ""
     negated: bool = False
