@@ -17,15 +17,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from convodex.catalog.rowids import MESSAGE_LIMIT, PART_LIMIT, doc_rowid, message_base
+from convodex.catalog.rowids import (
+    KIND_BITS,
+    MESSAGE_LIMIT,
+    MESSAGE_SHIFT,
+    PART_LIMIT,
+    PART_SHIFT,
+    SOURCE_SHIFT,
+    SUBAGENT_BIT,
+)
 from convodex.errors import SourceError
 from convodex.models import IndexStats
 from convodex.sources.base import Budget, ReadResult, SourceMessage, append_only, open_source
 from convodex.sources.discover import FORMATS, FileStat, source_stat
 from convodex.text.query import tool_token
 from convodex.text.tokens import TAIL_MARK, TOOL_MARK, cjk_run_tails, tokenize
-
-TOOL_KINDS = frozenset({"tool_input", "tool_output", "tool_error"})
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
@@ -184,22 +190,36 @@ class Batch:
         return batch
 
     def add(self, message: SourceMessage) -> None:
+        index = message.index
         if not self.locations:
-            self.first_index = message.index
+            self.first_index = index
         self.locations.append((message.offset, message.length))
-        base = message_base(self.source_id, message.index, message.subagent)
+        subagent = message.subagent
+        # message_base and doc_rowid, inlined: this runs for every message indexed.
+        base = (
+            (self.source_id << SOURCE_SHIFT)
+            | (SUBAGENT_BIT if subagent else 0)
+            | (index << MESSAGE_SHIFT)
+        )
         for doc in message.documents:
-            if doc.part >= PART_LIMIT:
+            part, kind = doc.part, doc.kind
+            if part >= PART_LIMIT:
                 continue  # more tool calls in one message than a rowid can name
-            name = doc.tool_name if doc.kind in TOOL_KINDS else None
-            row = (base | doc_rowid(0, 0, doc.part, doc.kind), projection_text(doc.text, name))
-            (self.outputs if doc.kind == "tool_output" else self.documents).append(row)
-            if doc.kind == "user_text" and self.title_index is None and not message.subagent:
-                self.title_index = message.index
+            rowid = base | (part << PART_SHIFT) | KIND_BITS[kind]
+            if kind == "user_text" or kind == "assistant_text":
+                self.documents.append((rowid, projection_text(doc.text)))
+                if kind == "user_text" and self.title_index is None and not subagent:
+                    self.title_index = index
+            elif kind == "tool_output":
+                self.outputs.append((rowid, projection_text(doc.text, doc.tool_name)))
+            else:
+                self.documents.append((rowid, projection_text(doc.text, doc.tool_name)))
         at = message.created_at
-        self.messages.append((base, at or 0, at is not None, message.session_id))
-        self.untimed = self.untimed or at is None
-        if at is not None:
+        if at is None:
+            self.messages.append((base, 0, False, message.session_id))
+            self.untimed = True
+        else:
+            self.messages.append((base, at, True, message.session_id))
             self.last_activity = max(self.last_activity or 0, at)
             self.first_activity = min(self.first_activity or at, at)
         self.size += message.length
