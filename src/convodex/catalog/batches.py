@@ -266,7 +266,7 @@ class SourceReader:
         # Message payloads held before their commit, per source (L6 "retained"): a
         # batch is handed over when full or before it would go over; one message
         # alone over the budget fails the source.
-        retained = self.budget.meter(path, "retained")
+        held, limit = 0, self.budget.max_retained_bytes
         fmt = FORMATS[src.format]
         try:
             # The session's workspace: read when the source was registered, again when
@@ -275,14 +275,12 @@ class SourceReader:
             for message in fmt.read(path, result, self.budget):
                 if message.index >= MESSAGE_LIMIT:
                     raise SourceError(str(path), "too many messages in one session")
-                if batch.locations and (
-                    batch.size >= BATCH_BYTES or retained.used + message.length > retained.limit
-                ):
+                if batch.locations and (batch.size >= BATCH_BYTES or held + message.length > limit):
                     errors_seen = self._checkpoint(
                         batch, path, st, result, errors_seen, rebuild, workspace, before=message
                     )
                     yield batch
-                    retained.release(retained.used)
+                    held = 0
                     # The next batch goes on with the facts of the read so far.
                     batch = Batch(
                         src.id,
@@ -291,7 +289,9 @@ class SourceReader:
                         title_index=batch.title_index,
                         untimed=batch.untimed,
                     )
-                retained.add(message.length)
+                held += message.length
+                if held > limit:
+                    self.budget.check(path, "retained", held)
                 batch.add(message)
             self._checkpoint(batch, path, st, result, errors_seen, rebuild, workspace)
         except FileNotFoundError:

@@ -20,7 +20,9 @@ Unknown line types are skipped; only lines that are not JSON objects are errors.
 
 from __future__ import annotations
 
+import itertools
 import os
+import re
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
@@ -39,7 +41,14 @@ from convodex.sources.base import (
     open_source,
 )
 from convodex.sources.content import Parts, ToolUses, block_text
-from convodex.sources.jsonl import KeptRecords, decoded_lines, keeps_records, records_at
+from convodex.sources.jsonl import (
+    KeptRecords,
+    decoded_lines,
+    keeps_records,
+    line_blocks,
+    lines_matching,
+    records_at,
+)
 from convodex.text.documents import (
     Document,
     tool_call_document,
@@ -388,30 +397,9 @@ class ClaudeCodeFormat(NamedResultsFormat):
         stem = _stem(path.name)
         subagent = path.parent.name == "subagents"
         info = SessionInfo(session_id=stem, subagent=subagent)
-        first = True
-        read = 0
         try:
             with open(path, "rb") as handle:
-                for line in handle:
-                    read += len(line)
-                    if read > INFO_SCAN_BYTES:
-                        break
-                    if not first and b'"summary"' not in line and b"custom-title" not in line:
-                        continue
-                    try:
-                        rec = _decode_info(line)
-                    except (msgspec.DecodeError, RecursionError):
-                        continue
-                    if first and (rec.cwd or rec.sessionId):
-                        first = False
-                        info.workspace_root = rec.cwd
-                        info.created_at = parse_time(rec.timestamp)
-                        if rec.entrypoint in HEADLESS_ENTRYPOINTS:
-                            info.subagent = info.headless = True
-                    if rec.type == "summary" and rec.summary:
-                        info.title = rec.summary
-                    elif rec.type == "custom-title" and rec.customTitle:
-                        info.title = rec.customTitle
+                _scan_info(info, line_blocks(handle, INFO_SCAN_BYTES))
         except OSError:
             pass
         if subagent:
@@ -420,6 +408,51 @@ class ClaudeCodeFormat(NamedResultsFormat):
             if sub is not None and info.title is None:
                 info.title = sub.description or sub.agentType
         return info
+
+
+# A line that may hold a title: only these are decoded once the session is known.
+_TITLE_LINE = re.compile(rb'"summary"|custom-title')
+
+
+def _scan_info(info: SessionInfo, blocks: Iterator[bytes]) -> None:
+    """Listing facts from the first record naming the session and its directory, and
+    the title of the last summary or custom-title record.
+
+    Every line is decoded until that first record; after it, only lines that may set
+    a title (found by searching whole blocks, not line by line).
+    """
+    for block in blocks:
+        lines = block.split(b"\n")
+        for n, line in enumerate(lines):
+            rec = _info_record(line)
+            if rec is None:
+                continue
+            _title(info, rec)
+            if rec.cwd or rec.sessionId:
+                info.workspace_root = rec.cwd
+                info.created_at = parse_time(rec.timestamp)
+                if rec.entrypoint in HEADLESS_ENTRYPOINTS:
+                    info.subagent = info.headless = True
+                for rest in itertools.chain([b"\n".join(lines[n + 1 :])], blocks):
+                    for titled in lines_matching(rest, _TITLE_LINE):
+                        _title(info, _info_record(titled))
+                return
+
+
+def _title(info: SessionInfo, rec: _Info | None) -> None:
+    if rec is None:
+        return
+    if rec.type == "summary" and rec.summary:
+        info.title = rec.summary
+    elif rec.type == "custom-title" and rec.customTitle:
+        info.title = rec.customTitle
+
+
+def _info_record(line: bytes) -> _Info | None:
+    try:
+        return _decode_info(line)
+    except (msgspec.DecodeError, RecursionError):
+        return None
 
 
 FORMAT = ClaudeCodeFormat()
