@@ -216,13 +216,23 @@ class Batch:
                 self.documents.append((rowid, projection_text(doc.text, doc.tool_name)))
         at = message.created_at
         if at is None:
-            self.messages.append((base, 0, False, message.session_id))
+            self.messages.append((base, 0, 0, message.session_id))
             self.untimed = True
         else:
-            self.messages.append((base, at, True, message.session_id))
+            self.messages.append((base, at, 1, message.session_id))
             self.last_activity = max(self.last_activity or 0, at)
             self.first_activity = min(self.first_activity or at, at)
         self.size += message.length
+
+    def time_untimed(self) -> None:
+        """Give untimed messages the read's last activity now, when this batch holds a
+        whole rebuilt source that has one: what the commit would otherwise set with an
+        UPDATE (``indexer.retime_untimed``), which costs an FTS5 flush."""
+        at = self.last_activity
+        if not self.untimed or at is None:
+            return
+        self.messages = [row if row[2] else (row[0], at, 0, row[3]) for row in self.messages]
+        self.untimed = False
 
 
 class SourceReader:
@@ -293,6 +303,8 @@ class SourceReader:
                 if held > limit:
                     self.budget.check(path, "retained", held)
                 batch.add(message)
+            if rebuild and batch.first_index == 0:
+                batch.time_untimed()  # the whole source, in one batch
             self._checkpoint(batch, path, st, result, errors_seen, rebuild, workspace)
         except FileNotFoundError:
             self.stats.missing += 1  # vanished while being read
