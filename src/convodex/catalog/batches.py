@@ -415,7 +415,8 @@ def _connection(sock: socket.socket) -> Connection:
 
 def read_in_helper(address: str, budget: Budget, group_bytes: int) -> None:
     """Helper-process entry point: the sources the parent sends, read into batches and
-    sent back in groups of about ``group_bytes``.
+    sent back in groups of about ``group_bytes`` (the first ones smaller: the parent's
+    first commits wait for them).
 
     The parent receives on its own thread, only when it wants the next group, so no
     thread of the parent competes with its SQLite inserts for the GIL; the socket keeps
@@ -436,14 +437,15 @@ def read_in_helper(address: str, budget: Budget, group_bytes: int) -> None:
     try:
         sources: list[PendingSource] = conn.recv()
         group: list[tuple[int, list[Batch]]] = []
-        size = 0
+        size, limit = 0, max(1, group_bytes // 8)
         for src in sources:
             batches = list(reader.batches(src))
             group.append((src.id, batches))
             size += sum(b.size for b in batches)
-            if size >= group_bytes:
+            if size >= limit:
                 conn.send(group)
                 group, size = [], 0
+                limit = min(2 * limit, group_bytes)
         conn.send(group)
         conn.send(reader.stats)
     except PARENT_GONE:
