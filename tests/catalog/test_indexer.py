@@ -230,3 +230,25 @@ def test_a_first_index_reads_the_newest_sessions_first(
     assert [sorted(seen, key=ages.__getitem__) for seen in searchable] == [
         newest_first[: n + 1] for n in range(len(ages))
     ]
+
+
+def test_a_time_no_catalog_can_hold_is_no_time(root: Path, catalog: Catalog) -> None:
+    """A message time past what SQLite stores (1e30 ms) once stopped the whole run with
+    an OverflowError; now that message is untimed and every session is indexed."""
+    write_session(
+        root, "odd", [{"role": "user", "content": "quince far future", "createdAt": 1e30}]
+    )
+    write_session(root, "fine", convo("quince"))
+    stats = Indexer(catalog).run([root])
+    assert stats.indexed == 2 and stats.failed == 0
+    assert sorted(hits(catalog, "quince")) == [
+        ("fine.jsonl", 0),
+        ("fine.jsonl", 1),
+        ("fine.jsonl", 2),
+        ("odd.jsonl", 0),
+    ]
+    timed = catalog.db.execute(
+        "SELECT m.timed FROM messages AS m JOIN sources AS s ON m.base >> 32 = s.id "
+        "WHERE s.session_id = 'odd'"
+    ).fetchall()
+    assert timed == [(0,)]

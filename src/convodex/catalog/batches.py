@@ -37,6 +37,8 @@ if TYPE_CHECKING:
     from multiprocessing.connection import Connection
 
 BATCH_BYTES = 8 * 1024 * 1024
+# Message times SQLite can store (a signed 64-bit integer of milliseconds).
+TIME_MIN, TIME_MAX = -(2**63), 2**63 - 1
 SIGNATURE_WINDOW = 4096
 # Whatever goes wrong reading one source fails that source, never the run (L5
 # isolation): budgets, OS errors, and a reader's surprise at hostile input alike.
@@ -215,6 +217,8 @@ class Batch:
             else:
                 self.documents.append((rowid, projection_text(doc.text, doc.tool_name)))
         at = message.created_at
+        if at is not None and not TIME_MIN <= at <= TIME_MAX:
+            at = None  # an agent's garbage no SQLite integer holds: no time
         if at is None:
             self.messages.append((base, 0, 0, message.session_id))
             self.untimed = True

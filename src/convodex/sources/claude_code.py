@@ -20,9 +20,7 @@ Unknown line types are skipped; only lines that are not JSON objects are errors.
 
 from __future__ import annotations
 
-import itertools
 import os
-import re
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
@@ -411,7 +409,7 @@ class ClaudeCodeFormat(NamedResultsFormat):
 
 
 # A line that may hold a title: only these are decoded once the session is known.
-_TITLE_LINE = re.compile(rb'"summary"|custom-title')
+_TITLE_MARKS = (b'"summary"', b"custom-title")
 
 
 def _scan_info(info: SessionInfo, blocks: Iterator[bytes]) -> None:
@@ -422,9 +420,11 @@ def _scan_info(info: SessionInfo, blocks: Iterator[bytes]) -> None:
     a title (found by searching whole blocks, not line by line).
     """
     for block in blocks:
-        lines = block.split(b"\n")
-        for n, line in enumerate(lines):
-            rec = _info_record(line)
+        pos = 0
+        while pos < len(block):
+            end = block.find(b"\n", pos) + 1 or len(block)
+            rec = _info_record(block[pos:end])
+            pos = end
             if rec is None:
                 continue
             _title(info, rec)
@@ -433,8 +433,10 @@ def _scan_info(info: SessionInfo, blocks: Iterator[bytes]) -> None:
                 info.created_at = parse_time(rec.timestamp)
                 if rec.entrypoint in HEADLESS_ENTRYPOINTS:
                     info.subagent = info.headless = True
-                for rest in itertools.chain([b"\n".join(lines[n + 1 :])], blocks):
-                    for titled in lines_matching(rest, _TITLE_LINE):
+                for titled in lines_matching(block, _TITLE_MARKS, pos):
+                    _title(info, _info_record(titled))
+                for rest in blocks:
+                    for titled in lines_matching(rest, _TITLE_MARKS):
                         _title(info, _info_record(titled))
                 return
 

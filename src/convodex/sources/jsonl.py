@@ -216,18 +216,22 @@ def line_blocks(handle: BinaryIO, limit: int) -> Iterator[bytes]:
         yield carry  # an unterminated last line, within the limit
 
 
-def lines_matching(block: bytes, pattern: re.Pattern[bytes]) -> Iterator[bytes]:
-    """Each line of ``block`` that ``pattern`` finds something in, once, in order."""
-    pos = 0
+def lines_matching(block: bytes, needles: tuple[bytes, ...], start: int = 0) -> Iterator[bytes]:
+    """Each line of ``block`` from ``start`` (a line's start) holding any of ``needles``
+    (none holds a newline), once, in order. ``bytes.find`` per needle: far faster than a
+    regular expression's scan."""
+    found = {needle: block.find(needle, start) for needle in needles}
     while True:
-        found = pattern.search(block, pos)
-        if found is None:
+        at = min((pos for pos in found.values() if pos >= 0), default=-1)
+        if at < 0:
             return
-        start = block.rfind(b"\n", 0, found.start()) + 1
-        end = block.find(b"\n", found.end())
+        begin = block.rfind(b"\n", start, at) + 1 or start
+        end = block.find(b"\n", at)
         end = len(block) if end < 0 else end + 1
-        yield block[start:end]
-        pos = end
+        yield block[begin:end]
+        for needle, pos in found.items():
+            if 0 <= pos < end:
+                found[needle] = block.find(needle, end)
 
 
 def line_messages(
