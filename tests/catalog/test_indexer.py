@@ -192,7 +192,63 @@ def test_a_dead_indexing_helper_never_stalls_a_run(
     for i in range(6):
         write_session(root, f"s{i}", convo(f"alpha{i}", 40))
     monkeypatch.setattr(indexer_module, "HELPER_MIN_BYTES", 1)
+    monkeypatch.setattr(indexer_module, "HELPER_MIN_CPUS", 1)
     monkeypatch.setattr(indexer_module, "read_in_helper", helpers.die_at_once)
     stats = Indexer(catalog).run([root])
     assert stats.indexed == 6 and stats.failed == 0
     assert len(hits(catalog, "alpha3")) == 40
+
+
+@pytest.mark.parametrize("helper", [False, True])
+def test_a_first_index_reads_the_newest_sessions_first(
+    root: Path, catalog: Catalog, monkeypatch: pytest.MonkeyPatch, helper: bool
+) -> None:
+    """Recent sessions are searchable first on a large history: sources go newest
+    first by modification time, whichever process reads them (a large one here is
+    read by this process while a helper reads the small ones)."""
+    from convodex.catalog import indexer as indexer_module
+
+    ages = {"s0": 3, "s1": 5, "s2": 1, "s3": 4, "s4": 2}  # days old
+    for name, days in ages.items():
+        path = write_session(root, name, convo(f"word{name}", 60 if name == "s3" else 4))
+        stamp = 1_767_225_600 - days * 86_400
+        os.utime(path, (stamp, stamp))
+    monkeypatch.setattr(indexer_module, "COMMIT_BYTES", 1)  # a commit per source
+    monkeypatch.setattr(indexer_module, "HELPER_MIN_BYTES", 1)
+    monkeypatch.setattr(indexer_module, "HELPER_MIN_CPUS", 1)
+    monkeypatch.setattr(indexer_module, "HELPER_MAX_SOURCE_BYTES", 2048)  # s3 is large
+    indexer = Indexer(catalog, helper_process=helper)
+    searchable: list[list[str]] = []
+
+    def after_commit() -> bool:
+        searchable.append([n for n in ages if hits(catalog, f"word{n}")])
+        return True
+
+    root_id = indexer.scan_root(root)
+    assert indexer.index_sources(indexer.pending_sources([root_id]), between=after_commit)
+    newest_first = sorted(ages, key=ages.__getitem__)
+    assert [sorted(seen, key=ages.__getitem__) for seen in searchable] == [
+        newest_first[: n + 1] for n in range(len(ages))
+    ]
+
+
+def test_a_time_no_catalog_can_hold_is_no_time(root: Path, catalog: Catalog) -> None:
+    """A message time past what SQLite stores (1e30 ms) once stopped the whole run with
+    an OverflowError; now that message is untimed and every session is indexed."""
+    write_session(
+        root, "odd", [{"role": "user", "content": "quince far future", "createdAt": 1e30}]
+    )
+    write_session(root, "fine", convo("quince"))
+    stats = Indexer(catalog).run([root])
+    assert stats.indexed == 2 and stats.failed == 0
+    assert sorted(hits(catalog, "quince")) == [
+        ("fine.jsonl", 0),
+        ("fine.jsonl", 1),
+        ("fine.jsonl", 2),
+        ("odd.jsonl", 0),
+    ]
+    timed = catalog.db.execute(
+        "SELECT m.timed FROM messages AS m JOIN sources AS s ON m.base >> 32 = s.id "
+        "WHERE s.session_id = 'odd'"
+    ).fetchall()
+    assert timed == [(0,)]

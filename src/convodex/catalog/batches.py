@@ -17,7 +17,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from convodex.catalog.rowids import MESSAGE_LIMIT, PART_LIMIT, doc_rowid, message_base
+from convodex.catalog.rowids import (
+    KIND_BITS,
+    MESSAGE_LIMIT,
+    MESSAGE_SHIFT,
+    PART_LIMIT,
+    PART_SHIFT,
+    SOURCE_SHIFT,
+    SUBAGENT_BIT,
+)
 from convodex.errors import SourceError
 from convodex.models import IndexStats
 from convodex.sources.base import Budget, ReadResult, SourceMessage, append_only, open_source
@@ -25,12 +33,12 @@ from convodex.sources.discover import FORMATS, FileStat, source_stat
 from convodex.text.query import tool_token
 from convodex.text.tokens import TAIL_MARK, TOOL_MARK, cjk_run_tails, tokenize
 
-TOOL_KINDS = frozenset({"tool_input", "tool_output", "tool_error"})
-
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
 
 BATCH_BYTES = 8 * 1024 * 1024
+# Message times SQLite can store (a signed 64-bit integer of milliseconds).
+TIME_MIN, TIME_MAX = -(2**63), 2**63 - 1
 SIGNATURE_WINDOW = 4096
 # Whatever goes wrong reading one source fails that source, never the run (L5
 # isolation): budgets, OS errors, and a reader's surprise at hostile input alike.
@@ -184,25 +192,51 @@ class Batch:
         return batch
 
     def add(self, message: SourceMessage) -> None:
+        index = message.index
         if not self.locations:
-            self.first_index = message.index
+            self.first_index = index
         self.locations.append((message.offset, message.length))
-        base = message_base(self.source_id, message.index, message.subagent)
+        subagent = message.subagent
+        # message_base and doc_rowid, inlined: this runs for every message indexed.
+        base = (
+            (self.source_id << SOURCE_SHIFT)
+            | (SUBAGENT_BIT if subagent else 0)
+            | (index << MESSAGE_SHIFT)
+        )
         for doc in message.documents:
-            if doc.part >= PART_LIMIT:
+            part, kind = doc.part, doc.kind
+            if part >= PART_LIMIT:
                 continue  # more tool calls in one message than a rowid can name
-            name = doc.tool_name if doc.kind in TOOL_KINDS else None
-            row = (base | doc_rowid(0, 0, doc.part, doc.kind), projection_text(doc.text, name))
-            (self.outputs if doc.kind == "tool_output" else self.documents).append(row)
-            if doc.kind == "user_text" and self.title_index is None and not message.subagent:
-                self.title_index = message.index
+            rowid = base | (part << PART_SHIFT) | KIND_BITS[kind]
+            if kind == "user_text" or kind == "assistant_text":
+                self.documents.append((rowid, projection_text(doc.text)))
+                if kind == "user_text" and self.title_index is None and not subagent:
+                    self.title_index = index
+            elif kind == "tool_output":
+                self.outputs.append((rowid, projection_text(doc.text, doc.tool_name)))
+            else:
+                self.documents.append((rowid, projection_text(doc.text, doc.tool_name)))
         at = message.created_at
-        self.messages.append((base, at or 0, at is not None, message.session_id))
-        self.untimed = self.untimed or at is None
-        if at is not None:
+        if at is not None and not TIME_MIN <= at <= TIME_MAX:
+            at = None  # an agent's garbage no SQLite integer holds: no time
+        if at is None:
+            self.messages.append((base, 0, 0, message.session_id))
+            self.untimed = True
+        else:
+            self.messages.append((base, at, 1, message.session_id))
             self.last_activity = max(self.last_activity or 0, at)
             self.first_activity = min(self.first_activity or at, at)
         self.size += message.length
+
+    def time_untimed(self) -> None:
+        """Give untimed messages the read's last activity now, when this batch holds a
+        whole rebuilt source that has one: what the commit would otherwise set with an
+        UPDATE (``indexer.retime_untimed``), which costs an FTS5 flush."""
+        at = self.last_activity
+        if not self.untimed or at is None:
+            return
+        self.messages = [row if row[2] else (row[0], at, 0, row[3]) for row in self.messages]
+        self.untimed = False
 
 
 class SourceReader:
@@ -246,7 +280,7 @@ class SourceReader:
         # Message payloads held before their commit, per source (L6 "retained"): a
         # batch is handed over when full or before it would go over; one message
         # alone over the budget fails the source.
-        retained = self.budget.meter(path, "retained")
+        held, limit = 0, self.budget.max_retained_bytes
         fmt = FORMATS[src.format]
         try:
             # The session's workspace: read when the source was registered, again when
@@ -255,14 +289,12 @@ class SourceReader:
             for message in fmt.read(path, result, self.budget):
                 if message.index >= MESSAGE_LIMIT:
                     raise SourceError(str(path), "too many messages in one session")
-                if batch.locations and (
-                    batch.size >= BATCH_BYTES or retained.used + message.length > retained.limit
-                ):
+                if batch.locations and (batch.size >= BATCH_BYTES or held + message.length > limit):
                     errors_seen = self._checkpoint(
                         batch, path, st, result, errors_seen, rebuild, workspace, before=message
                     )
                     yield batch
-                    retained.release(retained.used)
+                    held = 0
                     # The next batch goes on with the facts of the read so far.
                     batch = Batch(
                         src.id,
@@ -271,8 +303,12 @@ class SourceReader:
                         title_index=batch.title_index,
                         untimed=batch.untimed,
                     )
-                retained.add(message.length)
+                held += message.length
+                if held > limit:
+                    self.budget.check(path, "retained", held)
                 batch.add(message)
+            if rebuild and batch.first_index == 0:
+                batch.time_untimed()  # the whole source, in one batch
             self._checkpoint(batch, path, st, result, errors_seen, rebuild, workspace)
         except FileNotFoundError:
             self.stats.missing += 1  # vanished while being read
@@ -383,7 +419,8 @@ def _connection(sock: socket.socket) -> Connection:
 
 def read_in_helper(address: str, budget: Budget, group_bytes: int) -> None:
     """Helper-process entry point: the sources the parent sends, read into batches and
-    sent back in groups of about ``group_bytes``.
+    sent back in groups of about ``group_bytes`` (the first ones smaller: the parent's
+    first commits wait for them).
 
     The parent receives on its own thread, only when it wants the next group, so no
     thread of the parent competes with its SQLite inserts for the GIL; the socket keeps
@@ -404,14 +441,15 @@ def read_in_helper(address: str, budget: Budget, group_bytes: int) -> None:
     try:
         sources: list[PendingSource] = conn.recv()
         group: list[tuple[int, list[Batch]]] = []
-        size = 0
+        size, limit = 0, max(1, group_bytes // 8)
         for src in sources:
             batches = list(reader.batches(src))
             group.append((src.id, batches))
             size += sum(b.size for b in batches)
-            if size >= group_bytes:
+            if size >= limit:
                 conn.send(group)
                 group, size = [], 0
+                limit = min(2 * limit, group_bytes)
         conn.send(group)
         conn.send(reader.stats)
     except PARENT_GONE:

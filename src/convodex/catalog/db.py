@@ -35,8 +35,9 @@ Mode = Literal["disk", "memory", "degraded"]
 SCHEMA_VERSION = len(MIGRATIONS)
 MIN_SQLITE = (3, 43, 0)  # FTS5 contentless_delete
 # What the projection holds beside tokens (marks, message rows); a change rebuilds it.
-# 2: tool-name marks and per-message times.
-PROJECTION_VERSION = 2
+# 2: tool-name marks and per-message times. 3: spans packed from their batch's first
+# offset (``spans.pack``).
+PROJECTION_VERSION = 3
 
 
 class Catalog(msgspec.Struct):

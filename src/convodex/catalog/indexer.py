@@ -13,7 +13,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import time
-from collections.abc import Callable, Generator, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -33,8 +33,14 @@ from convodex.sources.discover import Discovered, describe, discover_file, root_
 from convodex.sqlite import sqlite3
 
 COMMIT_BYTES = 8 * 1024 * 1024
-# A helper process pays for itself only on bulk work; small sources travel whole.
+# The first commit of a run: its newest sessions are searchable after this much.
+FIRST_COMMIT_BYTES = 1024 * 1024
+# A helper process pays for itself only on bulk work, and only with a core of its own:
+# on one core it competes with the committing process and adds the cost of passing
+# batches over (measured: one process on one core is faster than two); small sources
+# travel whole.
 HELPER_MIN_BYTES = 24 * 1024 * 1024
+HELPER_MIN_CPUS = 2
 HELPER_MAX_SOURCE_BYTES = 16 * 1024 * 1024
 HELPER_POLL_SECONDS = 0.5
 
@@ -58,6 +64,8 @@ _UPDATE_CHECKPOINT = (  # parameters: a batches.Checkpoint
     "workspace = COALESCE(:workspace, workspace), "
     "indexed_at = CAST(unixepoch('subsec') * 1000 AS INTEGER) WHERE id = :id"
 )
+# One row a statement: a statement that writes many rows (INSERT … SELECT, an UPDATE of a
+# range) opens a statement journal, and FTS5 flushes its pending terms at each one.
 _INSERT_MESSAGES = "INSERT INTO messages(base, at, timed, session_key) VALUES (?, ?, ?, ?)"
 # Messages whose format records no time take their session's last activity (L13).
 _UNTIMED_AT = (
@@ -80,8 +88,13 @@ def delete_source_rows(db: sqlite3.Connection, source_id: int) -> None:
     db.execute("DELETE FROM messages WHERE base BETWEEN ? AND ?", (low, high))
 
 
-def apply_batch(db: sqlite3.Connection, batch: Batch) -> bool:
-    """Apply one batch unless another process moved its source's checkpoint meanwhile."""
+def apply_batch(db: sqlite3.Connection, batch: Batch, retime: list[int] | None = None) -> bool:
+    """Apply one batch unless another process moved its source's checkpoint meanwhile.
+
+    ``retime`` collects the sources whose untimed messages take their (new) last
+    activity, for the caller to do after its other batches (``retime_untimed``); without
+    it, that is done here.
+    """
     if batch.expect is not None:
         row = db.execute(
             "SELECT byte_offset, message_count FROM sources WHERE id = ?", (batch.source_id,)
@@ -103,8 +116,24 @@ def apply_batch(db: sqlite3.Connection, batch: Batch) -> bool:
         # Once a read ends: untimed messages take the session's (new) last activity. A
         # rebuild that met none has none; an append may move earlier ones.
         if checkpoint.pending == 0 and (batch.untimed or not checkpoint.rebuild):
-            db.execute(_UNTIMED_AT, (batch.source_id, *source_rowid_range(batch.source_id)))
+            if retime is None:
+                retime_untimed(db, [batch.source_id])
+            else:
+                retime.append(batch.source_id)
     return True
+
+
+def retime_untimed(db: sqlite3.Connection, source_ids: list[int]) -> None:
+    """Untimed messages of these sources take their sources' last activity.
+
+    An UPDATE of many rows opens a statement journal, and FTS5 flushes its pending
+    terms to a new segment at every one: done after a commit group's inserts, it
+    costs one flush (the commit's own), not one per source (measured on 210 MB of
+    native sessions, where every session opens with an untimed system message: 6.5
+    of 14 s of SQLite work went to these updates and the merges of their segments).
+    """
+    for source_id in source_ids:
+        db.execute(_UNTIMED_AT, (source_id, *source_rowid_range(source_id)))
 
 
 class Indexer:
@@ -138,7 +167,10 @@ class Indexer:
         Returns the root id. Sources not seen by this (completed) scan are removed.
         """
         root_id = self.root_id(root)
-        found = list(scan(root, self.follow_symlinks))  # listing only: no transcript is read
+        # Listing only: no transcript is read. Newest first, as they will be indexed:
+        # new sources get ids (and so document rowids) in the order they are read, so
+        # inserts append to the catalog's B-trees rather than split their pages.
+        found = sorted(scan(root, self.follow_symlinks), key=lambda item: -item.stat.mtime_ns)
         with self.catalog.transaction() as db:
             generation = self._next_generation(db)
             db.execute("UPDATE roots SET scan_generation = ? WHERE id = ?", (generation, root_id))
@@ -280,28 +312,35 @@ class Indexer:
         progress: Progress | None = None,
         between: Callable[[], bool] | None = None,
     ) -> bool:
-        """Read the sources and commit their rows in groups of about 8 MiB.
+        """Read the sources, newest first, and commit their rows in groups.
+
+        The most recently modified sources go first, so on a large history recent
+        sessions are searchable within seconds; commit groups start small (the first
+        rows show at once) and double up to ``COMMIT_BYTES``.
 
         ``between`` runs after every commit (a batch boundary: the scheduler yields
         to interactive reads there); when it returns False the run stops, with every
         committed group consistent. Returns whether every source was read.
         """
         self.catalog.require_writable()
-        sizes = {src.id: _new_bytes(src) for src in sources}
+        stats = {src.id: _pending_stat(src) for src in sources}
+        sources = sorted(sources, key=lambda src: (-stats[src.id][1], src.id))
+        sizes = {src_id: size for src_id, (size, _) in stats.items()}
         total, done = sum(sizes.values()), 0
         if progress:
             progress(0, total)
         group: list[Batch] = []
-        group_bytes = 0
+        group_bytes, commit_bytes = 0, min(FIRST_COMMIT_BYTES, COMMIT_BYTES)
         reads = self._read(sources, total, sizes)
         try:
             for src_id, batches in reads:
                 for batch in batches:
                     group.append(batch)
                     group_bytes += batch.size
-                    if group_bytes >= COMMIT_BYTES:
+                    if group_bytes >= commit_bytes:
                         self._commit(group)
                         group, group_bytes = [], 0
+                        commit_bytes = min(2 * commit_bytes, COMMIT_BYTES)
                         # Another indexing of the same source in between (a hint) is
                         # safe: batches whose checkpoint moved are skipped at commit.
                         if between is not None and not between():
@@ -318,28 +357,43 @@ class Indexer:
     def _read(
         self, sources: list[PendingSource], total: int, sizes: dict[int, int]
     ) -> Generator[tuple[int, Iterable[Batch]], None, None]:
-        """Batches per source: small ones from a helper process on bulk runs."""
+        """Batches per source, in the given order: small sources from a helper process
+        on bulk runs with a core to spare, large ones (and everything else) read here."""
         reader = SourceReader(self.budget)
         # A helper returns a source whole, so whole sources must fit the retained budget.
         whole = min(HELPER_MAX_SOURCE_BYTES, self.budget.max_retained_bytes)
         small = [s for s in sources if sizes[s.id] <= whole]
+        helped: Generator[tuple[int, list[Batch]], None, None] | None = None
         if self.helper_process and total >= HELPER_MIN_BYTES and len(small) > 1:
-            yield from self._read_in_helper(small)
-            sources = [s for s in sources if sizes[s.id] > whole]
-        for src in sources:
-            yield src.id, reader.batches(src)
+            if usable_cpus() >= HELPER_MIN_CPUS:
+                helped = self._read_in_helper(small)
+        try:
+            for src in sources:
+                # The helper delivers the small sources in this same order; once it is
+                # done or gone, whatever it did not deliver is read here.
+                item = next(helped, None) if helped is not None and sizes[src.id] <= whole else None
+                if item is None:
+                    helped = None if sizes[src.id] <= whole else helped
+                    yield src.id, reader.batches(src)
+                else:
+                    yield item
+            for _ in helped or ():
+                pass  # its last message: what it counted (the stats)
+        finally:
+            if helped is not None:
+                helped.close()
         self.stats.add(reader.stats)
 
     def _read_in_helper(
         self, sources: list[PendingSource]
-    ) -> Iterator[tuple[int, Iterable[Batch]]]:
+    ) -> Generator[tuple[int, list[Batch]], None, None]:
         """Read and tokenize in a helper process while this one commits (two cores).
 
-        If the helper cannot start or dies (no importable main module, killed), the
-        sources it did not deliver are read here instead: slower, never stuck.
+        Yields each source's batches in the order given, until the helper is done or
+        cannot start or dies (no importable main module, killed): the caller reads
+        what it did not deliver.
         """
         context = multiprocessing.get_context("spawn")
-        delivered: set[int] = set()
         with HelperChannel() as channel:
             # The helper gets only the channel's address: a small start-up message,
             # nothing it could read half of should this process die meanwhile.
@@ -352,7 +406,7 @@ class Indexer:
                 helper.start()
                 receive = channel.accept(helper.is_alive)
                 if receive is None:
-                    raise EOFError  # it died before it connected
+                    return  # it died before it connected
                 with receive:
                     receive.send(sources)
                     while True:
@@ -361,32 +415,30 @@ class Indexer:
                             if helper.is_alive():
                                 continue
                             if not receive.poll(0):
-                                break
+                                return
                         item = receive.recv()
                         if isinstance(item, IndexStats):
                             self.stats.add(item)
                             return
-                        for src_id, batches in item:
-                            delivered.add(src_id)
-                            yield src_id, batches
+                        yield from item
             except (EOFError, OSError):
-                pass
+                return
             finally:
                 if helper.pid is not None:
                     helper.join(10)
                     if helper.is_alive():
                         helper.kill()
                         helper.join()
-        reader = SourceReader(self.budget)
-        for src in sources:
-            if src.id not in delivered:
-                yield src.id, reader.batches(src)
-        self.stats.add(reader.stats)
 
     def _commit(self, group: list[Batch]) -> None:
+        # In rowid order: FTS5 flushes its pending terms to a new segment whenever a
+        # rowid is lower than the one before, and sources come newest first, not by id.
+        group = sorted(group, key=lambda batch: (batch.source_id, batch.first_index))
         with self.catalog.transaction() as db:
+            retime: list[int] = []
             for batch in group:
-                apply_batch(db, batch)
+                apply_batch(db, batch, retime)
+            retime_untimed(db, retime)
             self.catalog.bump_revision(db)
 
     def source_by_path(self, path: str | os.PathLike[str]) -> PendingSource | None:
@@ -421,8 +473,16 @@ class Indexer:
         return self.source_by_path(path)
 
 
-def _new_bytes(src: PendingSource) -> int:
+def _pending_stat(src: PendingSource) -> tuple[int, int]:
+    """(bytes to read, modification time) of a pending source; a file gone is (0, 0)."""
     try:
-        return max(0, os.stat(src.path).st_size - src.byte_offset)
+        st = os.stat(src.path)
     except OSError:
-        return 0
+        return 0, 0
+    return max(0, st.st_size - src.byte_offset), st.st_mtime_ns
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (``taskset`` and cgroups narrow them)."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    return len(affinity(0)) if affinity is not None else os.cpu_count() or 1

@@ -39,7 +39,8 @@ def run_index(service: HistoryService, show_progress: bool) -> IndexStats:
         transient=True,
         console=Console(stderr=True),
     ) as bar:
-        task = bar.add_task("indexing", total=None)
+        # Sources are read newest first: recent sessions are searchable before the rest.
+        task = bar.add_task("indexing, newest first", total=None)
 
         def report(done: int, total: int) -> None:
             bar.update(task, completed=done, total=total)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, BinaryIO, TypeVar
+from typing import Any, BinaryIO, Generic, TypeVar
 
 import msgspec
 
@@ -87,28 +88,42 @@ def error_class(exc: BaseException) -> str:
 def decoded_lines(
     path: Path, result: ReadResult, budget: Budget, decode: Callable[[bytes], T]
 ) -> Iterator[tuple[int, int, bytes, T]]:
-    """(offset, length, stripped bytes, decoded value) of each usable line, from byte 0.
+    """(offset, length, decoded bytes, decoded value) of each usable line, from byte 0.
 
-    Blank lines are skipped; a line that does not decode is counted in
-    ``result.errors``; an undecodable unterminated last line is a write in progress
-    and ends the walk. Once exhausted, ``result`` records the bytes consumed.
+    The decoded bytes are the line as read (terminator included), or the line
+    stripped when only that decodes. Blank lines are skipped; a line that does not
+    decode is counted in ``result.errors``; an undecodable unterminated last line is
+    a write in progress and ends the walk. Once exhausted, ``result`` records the
+    bytes consumed.
+
+    The common line costs one decode and no copy; only a line that fails is
+    stripped (whitespace JSON does not allow) and given ``tolerant``'s second look.
     """
     offset = 0
-    decode = tolerant(decode)
+    limit = budget.max_record_bytes
+    second_look = tolerant(decode)
     with open_source(path) as handle:
         for line in handle:
             length = len(line)
-            budget.check(path, "record", length)
-            body = line.strip()
-            if body:
+            if length > limit:
+                budget.check(path, "record", length)
+            body = line
+            try:
+                value = decode(line)
+            except (msgspec.DecodeError, RecursionError):
+                body = line.strip()
+                if not body:
+                    offset += length
+                    continue
                 try:
-                    value = decode(body)
+                    value = second_look(body)
                 except (msgspec.DecodeError, RecursionError) as exc:
                     if not line.endswith(b"\n"):
                         break
                     result.errors.append(LineError(offset, error_class(exc)))
-                else:
-                    yield offset, length, body, value
+                    offset += length
+                    continue
+            yield offset, length, body, value
             offset += length
     result.end_offset = result.bytes_read = offset
 
@@ -119,6 +134,7 @@ def records_at(
     """The records of the lines in one stored span; lines that no longer decode are skipped.
 
     ``None`` when the span's bytes are gone (the file shrank): the message is not there.
+    Lines end at ``\\n`` only, as ``decoded_lines`` reads them.
     """
     handle.seek(offset)
     raw = handle.read(length)
@@ -126,13 +142,96 @@ def records_at(
         return None
     decode = tolerant(decode)
     records = []
-    for line in raw.splitlines():
-        if line.strip():
+    for line in raw.split(b"\n"):
+        body = line.strip()
+        if body:
             try:
-                records.append(decode(line))
+                records.append(decode(body))
             except (msgspec.DecodeError, RecursionError):
                 continue
     return records
+
+
+# Files up to this size keep their decoded records between the passes of a reader that
+# finds its effective branch first (``KeptRecords``); larger ones are decoded again.
+KEEP_RECORDS_MAX_BYTES = 16 * 1024 * 1024
+
+
+def keeps_records(size: int, budget: Budget) -> bool:
+    """Whether a file of ``size`` bytes is read in one pass: its records kept decoded
+    (never more than the retained-payload budget allows)."""
+    return size <= min(KEEP_RECORDS_MAX_BYTES, budget.max_retained_bytes)
+
+
+class KeptRecords(Generic[T]):
+    """Records decoded by a reader's first pass, by line offset, for its second.
+
+    Formats that pick their effective branch before building messages (a tree, a
+    rollback) used to decode structure first, then every chosen record again; a
+    file small enough (``keeps_records``) is decoded once in full instead, and its
+    messages are built from these. ``within`` answers what ``records_at`` would
+    for the same span: the kept records of the lines that start inside it.
+    """
+
+    __slots__ = ("offsets", "records")
+
+    def __init__(self) -> None:
+        self.offsets: list[int] = []
+        self.records: list[T] = []
+
+    def add(self, offset: int, record: T) -> None:
+        """Keep one line's record (lines come in file order)."""
+        self.offsets.append(offset)
+        self.records.append(record)
+
+    def within(self, offset: int, length: int) -> list[T]:
+        low = bisect.bisect_left(self.offsets, offset)
+        high = bisect.bisect_left(self.offsets, offset + length, low)
+        return self.records[low:high]
+
+
+BLOCK_BYTES = 1024 * 1024
+
+
+def line_blocks(handle: BinaryIO, limit: int) -> Iterator[bytes]:
+    """The whole lines of a file from its start, in blocks of about ``BLOCK_BYTES``.
+
+    Only lines that end within the first ``limit`` bytes are given (the last line of
+    a file ends at its end, with or without a newline). Searching a block costs no
+    Python work per line, where iterating lines does.
+    """
+    carry = b""
+    left = limit
+    while left > 0:
+        chunk = handle.read(min(BLOCK_BYTES, left))
+        if not chunk:
+            break
+        left -= len(chunk)
+        buf = carry + chunk if carry else chunk
+        cut = buf.rfind(b"\n") + 1
+        if cut:
+            yield buf[:cut]
+        carry = buf[cut:]
+    if carry and not handle.read(1):
+        yield carry  # an unterminated last line, within the limit
+
+
+def lines_matching(block: bytes, needles: tuple[bytes, ...], start: int = 0) -> Iterator[bytes]:
+    """Each line of ``block`` from ``start`` (a line's start) holding any of ``needles``
+    (none holds a newline), once, in order. ``bytes.find`` per needle: far faster than a
+    regular expression's scan."""
+    found = {needle: block.find(needle, start) for needle in needles}
+    while True:
+        at = min((pos for pos in found.values() if pos >= 0), default=-1)
+        if at < 0:
+            return
+        begin = block.rfind(b"\n", start, at) + 1 or start
+        end = block.find(b"\n", at)
+        end = len(block) if end < 0 else end + 1
+        yield block[begin:end]
+        for needle, pos in found.items():
+            if 0 <= pos < end:
+                found[needle] = block.find(needle, end)
 
 
 def line_messages(

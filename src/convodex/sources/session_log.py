@@ -38,6 +38,9 @@ _SKIPPED_ROLES = frozenset({"system", "developer"})
 _META_ORIGINS = frozenset({"pinned", "context", "system", "injected"})
 _SKIP_CHUNK = 1024 * 1024
 _LINE_PROBE = 64 * 1024
+# Records up to this size are decoded whole at once: preflight (SPEC L6) pays off for
+# large payloads; for a small one, decoding it twice costs more than the copy it saves.
+_WHOLE_RECORD_BYTES = 64 * 1024
 
 
 class _Function(msgspec.Struct):
@@ -188,6 +191,26 @@ def preflight(line: bytes | memoryview) -> tuple[_Head, bool]:
     return head, not hidden
 
 
+def head_and_documents(
+    line: bytes, tool_names: dict[str, str]
+) -> tuple[_Head | _Record, list[Document] | None]:
+    """The record's head (role, time) and its documents (``None`` for system and meta).
+
+    A small record is decoded once, whole. A large one is preflighted first, so a
+    system or meta record's payload is never decoded; so is a small one that does not
+    decode whole, which then fails (or passes) exactly as preflight decides.
+    """
+    if len(line) <= _WHOLE_RECORD_BYTES:
+        try:
+            record = _decode_record(line)
+        except (msgspec.DecodeError, RecursionError):
+            pass
+        else:
+            return record, documents_of(record, tool_names)
+    head, shown = preflight(line)
+    return head, documents_of(_decode_record(line), tool_names) if shown else None
+
+
 def _next_line(handle: BinaryIO, offset: int, path: Path, budget: Budget) -> bytes:
     """The line at ``offset`` (terminator included) in one allocation; ``b""`` at the end.
 
@@ -255,8 +278,7 @@ class SessionLogFormat:
                     result.bytes_read += length
                     continue
                 try:
-                    head, shown = preflight(line)
-                    docs = documents_of(_decode_record(line), tool_names) if shown else None
+                    head, docs = head_and_documents(line, tool_names)
                 except (msgspec.DecodeError, RecordError, RecursionError) as exc:
                     if not complete:
                         break  # a half-written last line: wait for the writer to finish it
