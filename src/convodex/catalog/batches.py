@@ -398,6 +398,9 @@ class HelperChannel:
                     continue
                 return None
             sock.setblocking(True)
+            # Connected: the address has done its job. Removing it now leaves nothing
+            # behind in the temporary folder even if this process is killed later.
+            self._folder.cleanup()
             return _connection(sock)
 
     def close(self) -> None:

@@ -46,9 +46,10 @@ class _Source(msgspec.Struct, frozen=True):
     format: str
     session_id: str
     workspace: str | None
+    last_activity_at: int | None = None
 
 
-_COLUMNS = "id, path, format, session_id, workspace"
+_COLUMNS = "id, path, format, session_id, workspace, last_activity_at"
 
 
 def resolve(catalog: Catalog, ref: str, root_ids: list[int] | None = None) -> SessionRef:
@@ -186,6 +187,9 @@ def _keyed(
         found = _sources(catalog, "id = ?", [int(source_id)], roots)
         if found:
             out.append((found[0], str(key)))
+    # A session continued in another file (a resumed Claude Code session) is in both:
+    # the most recently active file holds its latest state, as for sources above.
+    out.sort(key=lambda pair: (-(pair[0].last_activity_at or 0), pair[0].id))
     return out
 
 
