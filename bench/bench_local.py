@@ -36,7 +36,7 @@ from pathlib import Path
 import msgspec
 
 import corpus
-from fault_injection import children
+from procs import children
 
 TARGETS = {
     "cc_two_cores_mb_s": 60.0,

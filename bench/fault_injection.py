@@ -42,6 +42,7 @@ from convodex.catalog.search import Searcher
 from convodex.config import catalog_path
 from convodex.models import to_builtins
 from convodex.sqlite import sqlite3
+from procs import children, running
 
 QUERIES = ("needle0", "needle3", "needle17", "the", "error", "migration", "迁移")
 CLI_TIMEOUT = 600.0
@@ -218,28 +219,6 @@ def kill_serve(root: Path, work: Path, expected: dict[str, Any], full: float, n:
             tally.notes.append(f"kill {number}: {why}")
         finish(root, cache, expected, tally, f"after serve kill {number}")
     return tally
-
-
-def children(pid: int) -> list[int]:
-    """Processes whose parent is ``pid`` (an index helper, a resource tracker)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == pid:
-                found.append(int(entry.name))
-    return found
-
-
-def running(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
 
 
 def all_exit(pids: list[int], timeout: float = 30.0) -> bool:

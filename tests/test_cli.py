@@ -59,6 +59,14 @@ def test_bad_input_is_one_line_without_traceback(
     assert "Traceback" not in proc.stderr and proc.stdout == ""
 
 
+def test_version_is_the_installed_distribution_s(tmp_path: Path) -> None:
+    from importlib.metadata import version
+
+    proc = run_cli("--version", env_home=tmp_path)
+    assert proc.returncode == 0
+    assert proc.stdout.strip() == f"convodex, version {version('convodex')}"
+
+
 def test_usage_errors_exit_2(tmp_path: Path) -> None:
     proc = run_cli("search", env_home=tmp_path)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr

@@ -15,8 +15,8 @@ from pathlib import Path
 import corpus
 from convodex.config import catalog_path
 from convodex.sqlite import sqlite3
-from fault_injection import children, running
 from live_server import wait_for
+from procs import children, running
 
 # The stock thresholds start a helper only on bulk runs; the same CLI with a helper for
 # any run and small commit groups keeps the helper busy while the parent commits.

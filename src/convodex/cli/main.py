@@ -60,9 +60,9 @@ def fail(message: str) -> None:
 def _version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
     if not value or ctx.resilient_parsing:
         return
-    from importlib.metadata import version
+    from convodex import __version__
 
-    click.echo(f"convodex, version {version('convodex')}")
+    click.echo(f"convodex, version {__version__}")
     ctx.exit()
 
 
