@@ -157,7 +157,7 @@ STORE_MESSAGES: list[dict[str, Any]] = [
 
 def test_store_messages(tmp_path: Path) -> None:
     store = tmp_path / "chats" / ("0" * 32) / STORE_ONLY / "store.db"
-    write_store(store, STORE_ONLY, "Red build", STORE_MESSAGES, "/work/My App")
+    write_store(store, STORE_ONLY, "Red build", STORE_MESSAGES, "/home/dev/My App")
     messages = read_all(cursor.FORMAT, store)
     assert [m.role for m in messages] == ["system", "user", "assistant", "tool"]
     assert said(messages) == ["why is the capybara build red", "Let me run it."]
@@ -171,7 +171,7 @@ def test_store_messages(tmp_path: Path) -> None:
     assert (info.session_id, info.title, info.workspace_root) == (
         STORE_ONLY,
         "Red build",
-        "/work/My App",
+        "/home/dev/My App",
     )
 
 
@@ -188,9 +188,9 @@ def cursor_home(cli_home: Path) -> Path:
         CURSOR / "agent-sessions-subagent" / "subagents" / "child.jsonl", pair / "subagents"
     )
     shutil.copy(CURSOR / "agent-sessions-test-session.jsonl", transcripts / f"{LISTED}.jsonl")
-    chats = home / "chats" / hashlib.md5(b"/work/app").hexdigest()
+    chats = home / "chats" / hashlib.md5(b"/home/dev/app").hexdigest()
     listed = [*STORE_MESSAGES[:1], {"role": "user", "content": "a duplicated okapi"}]
-    write_store(chats / LISTED / "store.db", LISTED, "Listing files", listed, "/work/app")
+    write_store(chats / LISTED / "store.db", LISTED, "Listing files", listed, "/home/dev/app")
     write_store(chats / STORE_ONLY / "store.db", STORE_ONLY, "Red build", STORE_MESSAGES, "/w")
     (chats / FIXTURE_STORE).mkdir()
     shutil.copy(CURSOR / "agent-sessions-test-store.db", chats / FIXTURE_STORE / "store.db")
@@ -210,7 +210,7 @@ def test_default_roots_end_to_end(cli: CliRun) -> None:
     assert {(h["sourceFormat"], h["sessionId"]) for h in found} == {("cursor", LISTED)}
     # The transcript's session is named and placed by its chat store.
     assert {(h["sessionTitle"], h["workspaceRoot"]) for h in found} == {
-        ("Listing files", "/work/app")
+        ("Listing files", "/home/dev/app")
     }
     assert hits("okapi") == []  # the store's copy of a session with a transcript
     assert [h["sessionId"] for h in hits("capybara")] == [STORE_ONLY]

@@ -21,31 +21,11 @@ import pytest
 from convodex.sources import opencode
 from convodex.sources.discover import resolve_root, scan
 from convodex.sqlite import sqlite3
+from corpus import OPENCODE_SCHEMA
 from helpers import FIXTURES, CliRun, as_json, read_all, read_beside_a_writer, tree_hashes
 
-SCHEMA = """
-CREATE TABLE project (id TEXT PRIMARY KEY, worktree TEXT NOT NULL, vcs TEXT, name TEXT,
-  time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL);
-CREATE TABLE session (id TEXT PRIMARY KEY,
-  project_id TEXT NOT NULL REFERENCES project(id) ON DELETE CASCADE,
-  workspace_id TEXT, parent_id TEXT, slug TEXT NOT NULL, directory TEXT NOT NULL, path TEXT,
-  title TEXT NOT NULL, version TEXT NOT NULL, share_url TEXT, summary_additions INTEGER,
-  summary_deletions INTEGER, summary_files INTEGER, summary_diffs TEXT, revert TEXT,
-  permission TEXT, time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL,
-  time_compacting INTEGER, time_archived INTEGER);
-CREATE INDEX session_project_idx ON session(project_id);
-CREATE INDEX session_parent_idx ON session(parent_id);
-CREATE TABLE message (id TEXT PRIMARY KEY,
-  session_id TEXT NOT NULL REFERENCES session(id) ON DELETE CASCADE,
-  time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL, data TEXT NOT NULL);
-CREATE INDEX message_session_time_created_id_idx ON message(session_id, time_created, id);
-CREATE TABLE part (id TEXT PRIMARY KEY,
-  message_id TEXT NOT NULL REFERENCES message(id) ON DELETE CASCADE,
-  session_id TEXT NOT NULL, time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL,
-  data TEXT NOT NULL);
-CREATE INDEX part_message_id_id_idx ON part(message_id, id);
-CREATE INDEX part_session_idx ON part(session_id);
-"""
+# The documented v1.2 schema: the project's corpus generator writes the same one.
+SCHEMA = OPENCODE_SCHEMA
 
 T0 = 1_767_225_600_000
 
@@ -68,7 +48,7 @@ def message(mid: str, role: str, parts: list[dict[str, Any]], **info: Any) -> di
 
 
 def session(sid: str, title: str, messages: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
-    return {"id": sid, "title": title, "directory": "/work/app", "messages": messages, **extra}
+    return {"id": sid, "title": title, "directory": "/home/dev/app", "messages": messages, **extra}
 
 
 def sessions() -> list[dict[str, Any]]:
@@ -162,7 +142,7 @@ def write_db(path: Path, spec: list[dict[str, Any]]) -> None:
     db.executescript(SCHEMA)
     with db:
         db.execute(
-            "INSERT INTO project VALUES ('proj_1', '/work/app', 'git', NULL, ?, ?)", (T0, T0)
+            "INSERT INTO project VALUES ('proj_1', '/home/dev/app', 'git', NULL, ?, ?)", (T0, T0)
         )
         for n, s in enumerate(spec):
             insert_session(db, s, T0 + n)

@@ -43,7 +43,7 @@ def corpus(tmp_path: Path) -> list[Path]:
         write_claude_session(
             root,
             f"5e550000-0000-4000-8000-00000000000{n}",
-            f"/srv/work/shop-{n}",
+            f"/srv/shop-{n}",
             [
                 ("user", f"Session {n}: the orders migration locks the table. " + FILLER, T0),
                 ("assistant", "Split the migration into batches. " + FILLER * (n % 3 + 1), T0 + 1),
@@ -53,7 +53,7 @@ def corpus(tmp_path: Path) -> list[Path]:
     write_claude_session(
         root,
         "5e550000-0000-4000-8000-0000000000aa",
-        "/srv/work/données",
+        "/srv/données",
         [
             ("user", "数据库迁移 migration: le résumé café a échoué…", T0 + 5),
             ("assistant", "Relancez la migration après 数据库 sauvegarde.", T0 + 6),
