@@ -115,6 +115,30 @@ def test_the_ascii_snippet_matcher_agrees_with_the_tokenizer(text: str, words: l
     assert first_match(q, text) == (spans[0] if spans else None)
 
 
+@given(
+    st.text(alphabet=st.sampled_from("abAB_9 -.\n迁移数据库é𝓐ſK"), max_size=80),
+    st.sampled_from(
+        ["ab", "AB", "a_b", '"ab ba"', '"ab ab"', '"9 ab"', "迁移", "数据", "库迁", "移迁"]
+    ),
+)
+def test_searched_spans_agree_with_the_tokens(text: str, query: str) -> None:
+    """The plain-search path finds exactly the spans walking the tokens finds."""
+    term = parse(query).tree
+    assert isinstance(term, Term)
+    for positions in (True, False):
+        searched = query_module._searched_spans(term, text, positions)
+        if searched is not None:
+            assert searched == query_module._token_spans(term, query_module._Doc(text), positions)
+
+
+def test_searched_spans_are_taken_where_they_hold() -> None:
+    assert query_module._searched_spans(parse("迁移").tree, "x 迁移迁移", True) == [(2, 4), (4, 6)]
+    phrase = parse('"ab ab"').tree
+    assert query_module._searched_spans(phrase, "ab ab ab", True) == [(0, 5), (3, 8)]
+    assert query_module._searched_spans(phrase, "ab ab ab", False) is None  # a bag
+    assert query_module._searched_spans(parse("cafe").tree, "café", True) is None  # folds
+
+
 def test_times_absolute_relative_and_bad() -> None:
     now = int(datetime(2026, 12, 1, 12, 0).timestamp() * 1000)
     day = 86_400_000

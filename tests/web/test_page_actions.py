@@ -24,7 +24,7 @@ from web.page_helpers import isolated_site, new_page, opened_page, screenshot, s
 NOW = int(time.time() * 1000)
 SECRET = "sk-proj-4fJq9ZxT2mLw8RkP1vN6bY3cH7dS0aEo"
 CLAUDE_ID = "5e551011-0000-4000-8000-00000000b111"
-CLAUDE_PROJECT = "/srv/work/billing"
+CLAUDE_PROJECT = "/srv/team/billing"
 # The documented Claude Code resume command, run in the session's workspace.
 CLAUDE_RESUME = f"cd {CLAUDE_PROJECT} && claude --resume {CLAUDE_ID}"
 NATIVE_ID = "native-rotation"

@@ -67,7 +67,7 @@ TALKS = [
     Talk(
         "claude-billing",
         "claude_code",
-        "/srv/work/billing",
+        "/srv/team/billing",
         NOW - 3 * DAY,
         "Billing export drops rows when the signing keys rotate",
         "The export caches the old keys.",
@@ -75,7 +75,7 @@ TALKS = [
     Talk(
         "claude-ledger",
         "claude_code",
-        "/srv/work/billing",
+        "/srv/team/billing",
         NOW - 20 * DAY,
         "Ledger totals are off by one cent although the keys are fine",
         "Rounding happens before the sum.",
@@ -83,7 +83,7 @@ TALKS = [
     Talk(
         "codex-index",
         "codex",
-        "/srv/work/search-api",
+        "/srv/team/search-api",
         NOW - 12 * DAY,
         "Reindex the search API after the keys change",
         "Reindexing with the new keys now.",
@@ -91,7 +91,7 @@ TALKS = [
     Talk(
         "codex-old",
         "codex",
-        "/srv/work/search-api",
+        "/srv/team/search-api",
         NOW - 60 * DAY,
         "Old signing keys are still cached in the search API",
         "Flush that cache.",
@@ -257,20 +257,20 @@ def test_project_picker_narrows_hits_to_that_workspace(page: Page) -> None:
     wait_for_filters(page)
     options = page.locator("#project option")
     expect(options).to_have_text(
-        ["All projects", "…/dev/shop", "…/packages/frontend-application", "…/work/billing",
-         "…/work/search-api"]
+        ["All projects", "…/dev/shop", "…/packages/frontend-application", "…/team/billing",
+         "…/team/search-api"]
     )  # fmt: skip
-    expect(page.locator("#project option[value='/srv/work/billing']")).to_have_attribute(
-        "title", "/srv/work/billing"
+    expect(page.locator("#project option[value='/srv/team/billing']")).to_have_attribute(
+        "title", "/srv/team/billing"
     )
     search(page, "keys")
     expect(hits(page)).to_have_count(len(keys_messages()))
-    page.locator("#project").select_option("/srv/work/billing")
+    page.locator("#project").select_option("/srv/team/billing")
     expect_sessions(page, {"claude-billing", "claude-ledger"}, 3)
     projects = hits(page).locator(".hit-project")
-    expect(projects).to_have_text(["…/work/billing"] * 3)
-    expect(projects.first).to_have_attribute("title", "/srv/work/billing")
-    assert page_params(page)["project"] == ["/srv/work/billing"]
+    expect(projects).to_have_text(["…/team/billing"] * 3)
+    expect(projects.first).to_have_attribute("title", "/srv/team/billing")
+    assert page_params(page)["project"] == ["/srv/team/billing"]
 
 
 def test_date_presets_and_custom_dates(page: Page) -> None:
@@ -383,7 +383,7 @@ def test_filters_and_order_come_back_from_the_url(page: Page, base_url: str) -> 
     wait_for_filters(page)
     search(page, "keys")
     page.locator("#agents .chip", has_text="codex").click()
-    page.locator("#project").select_option("/srv/work/search-api")
+    page.locator("#project").select_option("/srv/team/search-api")
     page.locator("#when").select_option(label="Last 30 days")
     page.locator("#sort label", has_text="Oldest").click()
     page.locator("#kinds input[value=assistant_text]").uncheck()
@@ -398,7 +398,7 @@ def test_filters_and_order_come_back_from_the_url(page: Page, base_url: str) -> 
     expect(page.locator("#q")).to_have_value("keys")
     expect(page.locator("#agents .chip input[value=codex]")).to_be_checked()
     expect(page.locator("#agents .chip input[value=claude-code]")).not_to_be_checked()
-    expect(page.locator("#project")).to_have_value("/srv/work/search-api")
+    expect(page.locator("#project")).to_have_value("/srv/team/search-api")
     expect(page.locator("#when")).to_have_value("30d")
     expect(page.locator("#sort input[value=oldest]")).to_be_checked()
     expect(page.locator("#kinds input[value=assistant_text]")).not_to_be_checked()

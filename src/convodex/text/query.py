@@ -22,7 +22,13 @@ from typing import Literal
 import msgspec
 
 from convodex.errors import QueryError
-from convodex.text.tokens import TAIL_MARK, TOOL_MARK, iter_tokens
+from convodex.text.tokens import (
+    TAIL_MARK,
+    TOOL_MARK,
+    ascii_words_only,
+    is_cjk_pair,
+    iter_tokens,
+)
 
 QUALIFIERS = ("agent", "project", "kind", "tool", "role", "session", "since", "until")
 
@@ -388,6 +394,38 @@ class _Doc:
 
 
 def _term_spans(term: Term, doc: _Doc, positions: bool) -> list[Span]:
+    quick = _searched_spans(term, doc.text, positions)
+    return _token_spans(term, doc, positions) if quick is None else quick
+
+
+def _searched_spans(term: Term, text: str, positions: bool) -> list[Span] | None:
+    """The spans ``_token_spans`` finds, by a plain search where that gives the same
+    answer, since tokenizing a long message costs more than the rest of its hit: a CJK
+    bigram (every two adjacent CJK characters are a token), and ASCII words or phrases
+    in text whose tokens are its ASCII words. None when the tokens are needed."""
+    tokens = term.tokens
+    if term.kind == "word" and is_cjk_pair(tokens[0]):
+        out = []
+        at = text.find(tokens[0])
+        while at >= 0:
+            out.append((at, at + 2))
+            at = text.find(tokens[0], at + 1)
+        return out
+    if term.kind == "word" or (term.kind == "phrase" and positions):
+        if all(t.isascii() for t in tokens) and ascii_words_only(text):
+            return [m.span(1) for m in _sequence_pattern(tokens).finditer(text)]
+    return None
+
+
+@functools.lru_cache(maxsize=256)
+def _sequence_pattern(tokens: tuple[str, ...]) -> re.Pattern[str]:
+    """Whole ASCII tokens in sequence, separated by anything that is not a token; a
+    lookahead, so overlapping occurrences are each found, as walking the tokens does."""
+    body = "[^A-Za-z0-9_]+".join(re.escape(t) for t in tokens)
+    return re.compile(rf"(?<![A-Za-z0-9_])(?=({body})(?![A-Za-z0-9_]))", re.IGNORECASE | re.ASCII)
+
+
+def _token_spans(term: Term, doc: _Doc, positions: bool) -> list[Span]:
     tokens = doc.tokens
     if term.kind == "word":
         want = term.tokens[0]

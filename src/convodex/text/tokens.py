@@ -85,9 +85,20 @@ def _fold_word(word: str) -> list[str]:
     return [m.group(0) for m in re.finditer(r"\w+", folded)]
 
 
+def ascii_words_only(text: str) -> bool:
+    """Whether the tokens of ``text`` are its ASCII words, lower-cased (no word
+    character beyond ASCII to fold, no CJK run)."""
+    return text.isascii() or _NON_ASCII_WORD.search(text) is None
+
+
+def is_cjk_pair(token: str) -> bool:
+    """Whether ``token`` is a CJK bigram: two adjacent characters of one CJK run."""
+    return len(token) == 2 and _cjk_patterns()[1].fullmatch(token) is not None
+
+
 def iter_tokens(text: str) -> Iterator[Token]:
     """Every token of ``text`` in order, with its span in the original string."""
-    if text.isascii() or _NON_ASCII_WORD.search(text) is None:
+    if ascii_words_only(text):
         for m in _ASCII_WORD.finditer(text):
             yield Token(m.group(0).lower(), m.start(), m.end(), False)
         return
