@@ -132,11 +132,15 @@ def test_searched_spans_agree_with_the_tokens(text: str, query: str) -> None:
 
 
 def test_searched_spans_are_taken_where_they_hold() -> None:
-    assert query_module._searched_spans(parse("迁移").tree, "x 迁移迁移", True) == [(2, 4), (4, 6)]
-    phrase = parse('"ab ab"').tree
-    assert query_module._searched_spans(phrase, "ab ab ab", True) == [(0, 5), (3, 8)]
-    assert query_module._searched_spans(phrase, "ab ab ab", False) is None  # a bag
-    assert query_module._searched_spans(parse("cafe").tree, "café", True) is None  # folds
+    def searched(query: str, text: str, positions: bool = True) -> list[tuple[int, int]] | None:
+        term = parse(query).tree
+        assert isinstance(term, Term)
+        return query_module._searched_spans(term, text, positions)
+
+    assert searched("迁移", "x 迁移迁移") == [(2, 4), (4, 6)]
+    assert searched('"ab ab"', "ab ab ab") == [(0, 5), (3, 8)]
+    assert searched('"ab ab"', "ab ab ab", positions=False) is None  # a bag of tokens
+    assert searched("cafe", "café") is None  # a word to fold: the tokens decide
 
 
 def test_times_absolute_relative_and_bad() -> None:
