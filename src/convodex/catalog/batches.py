@@ -140,6 +140,9 @@ class PendingSource:
     # is an edit in place, which the log signature may not see (L5).
     size: int | None = None
     mtime_ns: int | None = None
+    # A sub-agent's (or headless) session of its own: every row carries the sub-agent
+    # bit, so search leaves it out by the rowid alone.
+    subagent: bool = False
 
     def rewritten(self, st: FileStat) -> bool:
         """Whether the file was rewritten rather than appended to since the checkpoint."""
@@ -174,6 +177,7 @@ class Batch:
     # the session's last activity, updated as that moves).
     untimed: bool = False
     size: int = 0
+    subagent: bool = False  # the source is a sub-agent session: every row is marked
 
     @classmethod
     def failed(
@@ -200,7 +204,7 @@ class Batch:
         # message_base and doc_rowid, inlined: this runs for every message indexed.
         base = (
             (self.source_id << SOURCE_SHIFT)
-            | (SUBAGENT_BIT if subagent else 0)
+            | (SUBAGENT_BIT if subagent or self.subagent else 0)
             | (index << MESSAGE_SHIFT)
         )
         for doc in message.documents:
@@ -275,7 +279,7 @@ class SourceReader:
         rebuild = src.byte_offset == 0 or not append_only(FORMATS[src.format]) or src.rewritten(st)
         result = ReadResult(0, 0) if rebuild else ReadResult(src.byte_offset, src.message_count)
         # Rows exist only behind a nonzero checkpoint (they commit together).
-        batch = Batch(src.id, wipe=rebuild and src.byte_offset > 0)
+        batch = Batch(src.id, wipe=rebuild and src.byte_offset > 0, subagent=bool(src.subagent))
         errors_seen = 0
         # Message payloads held before their commit, per source (L6 "retained"): a
         # batch is handed over when full or before it would go over; one message
@@ -302,6 +306,7 @@ class SourceReader:
                         first_activity=batch.first_activity,
                         title_index=batch.title_index,
                         untimed=batch.untimed,
+                        subagent=batch.subagent,
                     )
                 held += message.length
                 if held > limit:

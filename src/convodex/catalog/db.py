@@ -36,8 +36,8 @@ SCHEMA_VERSION = len(MIGRATIONS)
 MIN_SQLITE = (3, 43, 0)  # FTS5 contentless_delete
 # What the projection holds beside tokens (marks, message rows); a change rebuilds it.
 # 2: tool-name marks and per-message times. 3: spans packed from their batch's first
-# offset (``spans.pack``).
-PROJECTION_VERSION = 3
+# offset (``spans.pack``). 4: every row of a sub-agent session carries the sub-agent bit.
+PROJECTION_VERSION = 4
 
 
 class Catalog(msgspec.Struct):

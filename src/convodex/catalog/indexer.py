@@ -47,7 +47,9 @@ HELPER_POLL_SECONDS = 0.5
 Progress = Callable[[int, int], None]
 """Called with (bytes done, bytes total) as indexing advances."""
 
-_PENDING_COLUMNS = "id, path, format, byte_offset, message_count, inode, signature, size, mtime_ns"
+_PENDING_COLUMNS = (
+    "id, path, format, byte_offset, message_count, inode, signature, size, mtime_ns, subagent"
+)
 _KNOWN_COLUMNS = "id, size, mtime_ns, inode, pending, health"
 _INSERT_DOCUMENTS = "INSERT INTO documents(rowid, tokens) VALUES (?, ?)"
 _INSERT_OUTPUTS = "INSERT INTO outputs(rowid, tokens) VALUES (?, ?)"

@@ -3,8 +3,9 @@
 rowid = source_id << 32 | subagent << 31 | message_index << 8 | part_index << 3 | kind.
 Small steps between neighbouring messages keep FTS5's delta-encoded rowids short;
 rowid order is the L4 tie order (source, message, part); the kind is known without
-a join; the sub-agent bit marks sub-agent work inside a parent's file, so search
-can leave it out.
+a join; the sub-agent bit marks sub-agent work (a sub-agent's or headless session of
+its own, or sub-agent work inside a parent's file), so search can leave it out by
+arithmetic alone.
 """
 
 from __future__ import annotations
