@@ -69,3 +69,29 @@ def test_catalog_never_contains_message_text(root: Path, cache_dir: Path, cli: C
     blob = b"".join(p.read_bytes() for p in (cache_dir / "history-search").iterdir())
     for needle in (SECRET, SECRET.lower(), "vermilion aardvark", "数据库迁移失败了"):
         assert needle.encode() not in blob  # ...yet no sentence is in the catalog
+
+
+def test_an_older_projection_is_wiped_and_rebuilt(root: Path, cache_dir: Path) -> None:
+    """A catalog written by another projection version finds nothing of it (its rows
+    are gone, not reinterpreted) until the next index reads every source again."""
+    from convodex.catalog.indexer import Indexer
+    from convodex.catalog.plan import SearchRequest
+    from convodex.catalog.search import Searcher
+
+    write_session(root, "s1", [{"role": "user", "content": "rotate the zanzibar keys"}])
+    with open_catalog(cache_dir) as catalog:
+        Indexer(catalog).run([root])
+        assert Searcher(catalog).search(SearchRequest(query="zanzibar")).hits
+        with catalog.db:
+            catalog.db.execute(
+                "UPDATE catalog_meta SET value = '1' WHERE key = 'projection_version'"
+            )
+    with open_catalog(cache_dir) as catalog:
+        db = catalog.db
+        assert not Searcher(catalog).search(SearchRequest(query="zanzibar")).hits
+        assert db.execute("SELECT count(*) FROM messages").fetchone() == (0,)
+        assert db.execute("SELECT pending, byte_offset FROM sources").fetchall() == [(1, 0)]
+        stats = Indexer(catalog).run([root])
+        assert stats.rebuilt == 1
+        hits = Searcher(catalog).search(SearchRequest(query="zanzibar")).hits
+        assert [h.session_id for h in hits] == ["s1"]

@@ -215,8 +215,10 @@ def _check_tokenizer(db: sqlite3.Connection) -> None:
         return
     with transaction(db):
         if stored:
-            db.execute("DELETE FROM documents")
-            db.execute("DELETE FROM outputs")
+            # FTS5's own command: instant, where DELETE visits every row (0.8 s for the
+            # tables of 210 MB of sessions, seconds for a large history).
+            db.execute("INSERT INTO documents(documents) VALUES ('delete-all')")
+            db.execute("INSERT INTO outputs(outputs) VALUES ('delete-all')")
             db.execute("DELETE FROM spans")
             db.execute("DELETE FROM messages")
             db.execute(
