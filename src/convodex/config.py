@@ -6,7 +6,6 @@ import os
 from pathlib import Path
 
 import msgspec
-import platformdirs
 
 from convodex.errors import ConfigError
 
@@ -81,6 +80,8 @@ def cache_root(override: str | os.PathLike[str] | None = None) -> Path:
     env = os.environ.get("CONVODEX_CACHE_HOME")
     if env:
         return Path(env).expanduser()
+    import platformdirs  # on first use: with its imports, 10 ms of every start-up
+
     return Path(platformdirs.user_cache_dir(APP))
 
 
@@ -89,6 +90,8 @@ def data_home() -> Path:
     env = os.environ.get("CONVODEX_HOME")
     if env:
         return Path(env).expanduser()
+    import platformdirs
+
     return Path(platformdirs.user_data_dir(APP))
 
 
@@ -147,8 +150,6 @@ def user_config() -> dict[str, object]:
     A malformed file or a value of the wrong type is one ``ConfigError`` naming the
     file and the problem; nothing is half-applied.
     """
-    import tomllib
-
     path = config_file()
     try:
         st = path.stat()
@@ -156,6 +157,8 @@ def user_config() -> dict[str, object]:
         return {}
     except OSError as exc:
         raise ConfigError(f"{path}: cannot be read ({exc.strerror})") from exc
+    import tomllib  # only with a file to parse
+
     stamp = (st.st_mtime_ns, st.st_size)
     cached = _loaded.get(str(path))
     if cached is not None and cached[0] == stamp:
