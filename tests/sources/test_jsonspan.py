@@ -68,3 +68,39 @@ def test_the_scanner_decides_malformed_and_repeated_keys() -> None:
     assert jsonspan._decoded_spans(b'{"messages": {"a": 1}}', KEYS) is None
     assert jsonspan._decoded_spans(b'{"other": [1]}', KEYS) == []
     assert jsonspan._decoded_spans(b' [ {"a": "]"} ,\n 2 ]', KEYS) == [(3, 10), (17, 1)]
+
+
+@st.composite
+def containers(draw: st.DrawFn) -> bytes:
+    """A JSON array or object, written compact, indented or with odd separators."""
+    value = draw(
+        st.one_of(st.lists(values, max_size=5), st.dictionaries(st.text(max_size=4), values))
+    )
+    separators = draw(st.sampled_from([(",", ":"), (", ", ": "), (" ,\n", " :\t")]))
+    text = json.dumps(
+        value,
+        indent=draw(st.sampled_from([None, 1, 4])),
+        separators=separators,
+        ensure_ascii=draw(st.booleans()),
+    )
+    return (draw(st.sampled_from(["", "\n "])) + text + draw(st.sampled_from(["", " \n"]))).encode()
+
+
+@given(containers())
+def test_decoded_members_and_elements_are_the_scanned_ones(buf: bytes) -> None:
+    whole = jsonspan.decoded_document(buf)
+    assert whole is not None
+    start, end = whole
+    assert end == jsonspan.value_end(buf, start)
+    raw = memoryview(buf)[start:end]
+    if buf[start : start + 1] == b"[":
+        assert jsonspan.decoded_elements(buf, start, raw) == list(jsonspan.elements(buf, start))
+    else:
+        assert jsonspan.decoded_members(buf, start, raw) == list(jsonspan.members(buf, start))
+
+
+def test_a_repeated_key_or_a_malformed_document_is_left_to_the_scanner() -> None:
+    for text in (b'{"a": 1, "a": 2}', b'{"a": 1, "a": 1}', b'{"a": [1, 2}'):
+        assert jsonspan.decoded_members(text, 0, text) is None
+    assert jsonspan.decoded_members(b"{ }", 0, b"{ }") == []
+    assert jsonspan.decoded_document(b'{"a": ') is None

@@ -128,6 +128,9 @@ _decode_claude = msgspec.json.Decoder(_ClaudeMessage).decode
 
 def conversations(buf: bytes) -> list[tuple[int, int]]:
     """(start, end) of every conversation object in an export."""
+    decoded = _decoded_conversations(buf)
+    if decoded is not None:
+        return decoded
     start = jsonspan.skip_space(buf, 0)
     if buf[start : start + 1] == b"[":
         return list(jsonspan.elements(buf, start))
@@ -135,6 +138,32 @@ def conversations(buf: bytes) -> list[tuple[int, int]]:
     if found is not None and buf[found[0] : found[0] + 1] == b"[":
         return list(jsonspan.elements(buf, found[0]))
     return [(start, jsonspan.value_end(buf, start))]
+
+
+def _decoded_conversations(buf: bytes) -> list[tuple[int, int]] | None:
+    """``conversations`` from msgspec's decoded spans; None: the scanner decides."""
+    whole = jsonspan.decoded_document(buf)
+    if whole is None:
+        return None
+    start, end = whole
+    view = memoryview(buf)
+    if buf[start : start + 1] == b"[":
+        return jsonspan.decoded_elements(buf, start, view[start:end])
+    if buf[start : start + 1] != b"{":
+        return None
+    members = jsonspan.decoded_members(buf, start, view[start:end])
+    if members is None:
+        return None
+    found = next(((s, e) for key, s, e in members if key == "conversations"), None)
+    if found is not None and buf[found[0] : found[0] + 1] == b"[":
+        return jsonspan.decoded_elements(buf, found[0], view[found[0] : found[1]])
+    return [(start, end)]
+
+
+def _member_spans(buf: bytes, start: int, end: int) -> dict[str, tuple[int, int]] | None:
+    """Each member's value span of the object at ``start`` (decoded), or None."""
+    members = jsonspan.decoded_members(buf, start, memoryview(buf)[start:end])
+    return None if members is None else {key: (s, e) for key, s, e in members}
 
 
 def _gpt_path(conv: _Header) -> list[str]:
@@ -184,19 +213,39 @@ def _claude_path(messages: list[_ClaudeMessage]) -> list[int]:
 def conversation_spans(buf: bytes, start: int, end: int) -> tuple[_Header, list[tuple[int, int]]]:
     """A conversation's header and the absolute spans of its effective messages."""
     conv = _decode_header(buf[start:end])
+    members = _member_spans(buf, start, end)  # None: the scanner finds them
     if conv.mapping is not None:
-        mapping_span = jsonspan.member(buf, start, "mapping")
-        nodes = {}
+        mapping_span = _value_span(buf, start, members, "mapping")
+        nodes: dict[str, tuple[int, int]] = {}
         if mapping_span is not None:
-            nodes = {key: (s, e) for key, s, e in jsonspan.members(buf, mapping_span[0])}
+            decoded = _member_spans(buf, *mapping_span)
+            nodes = (
+                decoded
+                if decoded is not None
+                else {key: (s, e) for key, s, e in jsonspan.members(buf, mapping_span[0])}
+            )
         path = [n for n in _gpt_path(conv) if _gpt_shown(conv.mapping[n]) and n in nodes]
         return conv, [(nodes[n][0], nodes[n][1] - nodes[n][0]) for n in path]
     if conv.chat_messages is not None:
-        list_span = jsonspan.member(buf, start, "chat_messages")
-        elements = list(jsonspan.elements(buf, list_span[0])) if list_span else []
+        list_span = _value_span(buf, start, members, "chat_messages")
+        elements = _elements(buf, list_span) if list_span is not None else []
         picked = [elements[n] for n in _claude_path(conv.chat_messages) if n < len(elements)]
         return conv, [(s, e - s) for s, e in picked]
     return conv, []
+
+
+def _value_span(
+    buf: bytes, start: int, members: dict[str, tuple[int, int]] | None, key: str
+) -> tuple[int, int] | None:
+    if members is not None:
+        return members.get(key)
+    return jsonspan.member(buf, start, key)
+
+
+def _elements(buf: bytes, span: tuple[int, int]) -> list[tuple[int, int]]:
+    """The array's elements: decoded, else scanned."""
+    decoded = jsonspan.decoded_elements(buf, span[0], memoryview(buf)[span[0] : span[1]])
+    return decoded if decoded is not None else list(jsonspan.elements(buf, span[0]))
 
 
 _TEXT_KEYS = ("text", "content")

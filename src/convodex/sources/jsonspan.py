@@ -2,9 +2,10 @@
 
 Gemini CLI chat files, chat exports, Cline message files and VS Code chat sessions
 are single JSON documents. Search re-reads
-one message by (offset, length), so the reader needs each message's own byte span:
-this scanner walks the bytes (strings skipped whole by one regular expression) and
-reports where array elements and object members start and end, without decoding.
+one message by (offset, length), so the reader needs each message's own byte span.
+The ``decoded_*`` helpers get them from msgspec, which finds every value's bytes at C
+speed; the scanner walks the bytes (strings skipped whole by one regular expression)
+and decides wherever msgspec refuses the bytes or an object repeats a key.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import re
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -46,7 +48,7 @@ def indexed(buf: bytes) -> Iterator[None]:
     by every enclosing one, which made whole exports several times slower to scan.
     """
     previous = getattr(_local, "index", None)
-    _local.index = (buf, _pair_brackets(buf))
+    _local.index = (buf, None)  # paired on first need: decoded spans never need it
     try:
         yield
     finally:
@@ -78,9 +80,13 @@ def value_end(buf: bytes, start: int) -> int:
         while pos < len(buf) and buf[pos] not in b",]}" and buf[pos] not in _SPACE:
             pos += 1
         return pos
-    index: tuple[bytes, dict[int, int]] | None = getattr(_local, "index", None)
+    index: tuple[bytes, dict[int, int] | None] | None = getattr(_local, "index", None)
     if index is not None and index[0] is buf:
-        end = index[1].get(start)
+        ends = index[1]
+        if ends is None:
+            ends = _pair_brackets(buf)
+            _local.index = (buf, ends)
+        end = ends.get(start)
         if end is None:
             raise SpanError("unterminated value")
         return end
@@ -151,62 +157,88 @@ def member(buf: bytes, start: int, name: str) -> tuple[int, int] | None:
     return None
 
 
+_decode_raw = msgspec.json.Decoder(msgspec.Raw).decode
 _decode_raw_list = msgspec.json.Decoder(list[msgspec.Raw]).decode
 _decode_raw_object = msgspec.json.Decoder(dict[str, msgspec.Raw]).decode
+_decode_key = msgspec.json.Decoder(str).decode
+
+# Decoded spans: msgspec finds every value's bytes at C speed (the scanner's walk over
+# every string was most of reading a JSON document); a span follows from where its
+# value starts and its length, since only whitespace and separators lie between
+# values. Each helper answers None where msgspec refuses the bytes, or where an
+# object repeats a key: the scanner decides those.
 
 
-def _member_start(buf: bytes, start: int, name: str) -> int | None:
-    """Where the value of member ``name`` of the object at ``start`` begins; only the
-    members before it are walked."""
-    if buf[start : start + 1] != b"{":
-        raise SpanError("expected an object")
-    pos = skip_space(buf, start + 1)
-    while buf[pos : pos + 1] == b'"':
-        key_end = value_end(buf, pos)
-        key = msgspec.json.decode(buf[pos:key_end], type=str)
-        pos = skip_space(buf, key_end)
-        if buf[pos : pos + 1] != b":":
-            raise SpanError("expected : after a key")
-        pos = skip_space(buf, pos + 1)
-        if key == name:
-            return pos
-        pos = skip_space(buf, value_end(buf, pos))
-        if buf[pos : pos + 1] != b",":
-            return None
-        pos = skip_space(buf, pos + 1)
-    return None
-
-
-def _decoded_spans(buf: bytes, keys: tuple[str, ...]) -> list[tuple[int, int]] | None:
-    """``array_spans``' answer from msgspec, which finds every element's bytes at C
-    speed (the scanner's walk over every string was most of reading a JSON document);
-    the spans follow from the elements' lengths. None when the bytes are not valid
-    JSON of that shape, or a key repeats: the scanner decides those."""
+def decoded_elements(buf: bytes, start: int, raw: Any) -> list[tuple[int, int]] | None:
+    """(start, end) of every element of the array at ``start``, whose bytes are ``raw``."""
     try:
-        start = skip_space(buf, 0)
-        if buf[start : start + 1] == b"[":
-            array: bytes | msgspec.Raw = buf
-        else:
-            document = _decode_raw_object(buf)
-            key = next((k for k in keys if k in document), None)
-            if key is None:
-                return []
-            array = document[key]
-            found = _member_start(buf, start, key)
-            # The member the walk found must be the one decoded (a repeated key is not).
-            if found is None or not buf.startswith(bytes(array), found):
-                return None
-            start = found
-        items = _decode_raw_list(array)
-    except (msgspec.DecodeError, SpanError):
+        items = _decode_raw_list(raw)
+    except msgspec.DecodeError:
         return None
     spans = []
     pos = start + 1
     for item in items:
         begin = skip_space(buf, pos)
-        spans.append((begin, len(item)))
+        spans.append((begin, begin + len(item)))
         pos = skip_space(buf, begin + len(item)) + 1  # past the , or ]
     return spans
+
+
+def decoded_members(buf: bytes, start: int, raw: Any) -> list[tuple[str, int, int]] | None:
+    """(key, value start, value end) of every member of the object at ``start``, whose
+    bytes are ``raw``."""
+    try:
+        document = _decode_raw_object(raw)
+    except msgspec.DecodeError:
+        return None
+    if not document:
+        return []
+    out = []
+    pos = skip_space(buf, start + 1)
+    for n in range(len(document)):
+        key_end = value_end(buf, pos)  # a string: one match
+        key = _decode_key(buf[pos:key_end])
+        begin = skip_space(buf, skip_space(buf, key_end) + 1)  # past the :
+        value = document[key]
+        if not buf.startswith(bytes(value), begin):
+            return None  # a repeated key: the decoded value is its last one
+        end = begin + len(value)
+        out.append((key, begin, end))
+        after = skip_space(buf, end)
+        if buf[after : after + 1] == b"}":
+            return out if n == len(document) - 1 else None
+        pos = skip_space(buf, after + 1)  # past the ,
+    return None  # more members than keys: a key repeats
+
+
+def decoded_document(buf: bytes) -> tuple[int, int] | None:
+    """(start, end) of the JSON value that is the whole of ``buf``."""
+    try:
+        raw = _decode_raw(buf)
+    except msgspec.DecodeError:
+        return None
+    start = skip_space(buf, 0)
+    return start, start + len(raw)
+
+
+def _decoded_spans(buf: bytes, keys: tuple[str, ...]) -> list[tuple[int, int]] | None:
+    """``array_spans``' answer from the decoded helpers, else None."""
+    whole = decoded_document(buf)
+    if whole is None:
+        return None
+    start, end = whole
+    if buf[start : start + 1] != b"[":
+        members = decoded_members(buf, start, memoryview(buf)[start:end])
+        if members is None:
+            return None
+        found = next(((s, e) for k in keys for key, s, e in members if key == k), None)
+        if found is None:
+            return []
+        start, end = found
+        if buf[start : start + 1] != b"[":
+            return None
+    elements = decoded_elements(buf, start, memoryview(buf)[start:end])
+    return None if elements is None else [(s, e - s) for s, e in elements]
 
 
 def array_spans(
