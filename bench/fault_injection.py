@@ -31,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -91,11 +92,12 @@ def integrity(cache: Path) -> str:
         db.close()
 
 
-def snapshot(cache: Path) -> dict[str, Any]:
-    """Everything a search can see: hits of several queries, rowids, checkpoints."""
+def snapshot(cache: Path, queries: Sequence[str] = QUERIES) -> dict[str, Any]:
+    """Everything a search can see: hits of several queries, rowids, checkpoints, spans
+    (the crash test and this bench compare it with a clean build's)."""
     with open_catalog(cache) as catalog:
         out: dict[str, Any] = {}
-        for query in QUERIES:
+        for query in queries:
             for kinds in ([], ["tool_output"]):
                 page = Searcher(catalog).search(SearchRequest(query=query, kinds=kinds, limit=200))
                 out[f"{query}:{kinds}"] = [
@@ -108,6 +110,10 @@ def snapshot(cache: Path) -> dict[str, Any]:
         out["sources"] = db.execute(
             "SELECT path, byte_offset, message_count, size, signature, pending, health, "
             "line_errors FROM sources ORDER BY path"
+        ).fetchall()
+        out["spans"] = db.execute(
+            "SELECT s.path, m.first_index, m.count, m.spans FROM spans m "
+            "JOIN sources s ON s.id = m.source_id ORDER BY s.path, m.first_index"
         ).fetchall()
     return out
 

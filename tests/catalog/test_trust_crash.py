@@ -16,11 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from convodex.catalog.db import open_catalog
 from convodex.config import catalog_path
-from convodex.sqlite import sqlite3
 from corpus import generate as generate_corpus
-from helpers import search, tree_hashes
+from fault_injection import integrity, snapshot
+from helpers import tree_hashes
 
 KILLS = 22
 QUERIES = ["needle0", "needle3", "needle17", "error", "the", "migration", "数据库", "索引"]
@@ -47,41 +46,6 @@ def run_to_completion(corpus: Path, cache: Path, env: dict[str, str]) -> None:
     assert done.returncode == 0, done.stderr
 
 
-def integrity(cache: Path) -> str:
-    path = catalog_path(cache)
-    if not path.exists():
-        return "ok"
-    db = sqlite3.connect(str(path))
-    try:
-        return str(db.execute("PRAGMA integrity_check").fetchone()[0])
-    finally:
-        db.close()
-
-
-def snapshot(cache: Path) -> dict[str, object]:
-    """Everything a search can see: hits of several queries, rowids, spans, checkpoints."""
-    with open_catalog(cache) as catalog:
-        out: dict[str, object] = {}
-        for query in QUERIES:
-            for kinds in ([], ["tool_output"]):
-                hits = search(catalog, query, kinds=kinds, limit=200)["hits"]
-                out[f"{query}:{kinds}"] = [
-                    (h["sessionPath"], h["messageIndex"], h["partIndex"], h["kind"]) for h in hits
-                ]
-        db = catalog.db
-        out["documents"] = [r[0] for r in db.execute("SELECT rowid FROM documents ORDER BY 1")]
-        out["outputs"] = [r[0] for r in db.execute("SELECT rowid FROM outputs ORDER BY 1")]
-        out["sources"] = db.execute(
-            "SELECT path, byte_offset, message_count, size, signature, pending, health, "
-            "line_errors FROM sources ORDER BY path"
-        ).fetchall()
-        out["spans"] = db.execute(
-            "SELECT s.path, m.first_index, m.count, m.spans FROM spans m "
-            "JOIN sources s ON s.id = m.source_id ORDER BY s.path, m.first_index"
-        ).fetchall()
-    return out
-
-
 @pytest.mark.slow
 def test_sigkill_at_random_moments_never_corrupts_or_changes_sources(tmp_path: Path) -> None:
     corpus = generate_corpus(tmp_path / "corpus", mb=4, seed=11).path
@@ -92,7 +56,7 @@ def test_sigkill_at_random_moments_never_corrupts_or_changes_sources(tmp_path: P
     started = time.monotonic()
     run_to_completion(corpus, clean, env)
     full_run = time.monotonic() - started
-    expected = snapshot(clean)
+    expected = snapshot(clean, QUERIES)
     assert expected["needle0:[]"], "the corpus must be searchable"
 
     crashed = tmp_path / "crashed"
@@ -115,7 +79,7 @@ def test_sigkill_at_random_moments_never_corrupts_or_changes_sources(tmp_path: P
             # It finished first: start over from nothing so later kills land mid-build.
             assert proc.returncode == 0, proc.stderr.read() if proc.stderr else ""
             completed += 1
-            assert snapshot(crashed) == expected
+            assert snapshot(crashed, QUERIES) == expected
             for file in catalog_path(crashed).parent.iterdir():
                 file.unlink()
         assert integrity(crashed) == "ok", f"after kill {kills}"
@@ -123,5 +87,5 @@ def test_sigkill_at_random_moments_never_corrupts_or_changes_sources(tmp_path: P
 
     run_to_completion(corpus, crashed, env)
     assert integrity(crashed) == "ok"
-    assert snapshot(crashed) == expected
+    assert snapshot(crashed, QUERIES) == expected
     assert tree_hashes(corpus) == hashes
