@@ -12,7 +12,7 @@ checked against a clean build of the same corpus:
 
 A fault is *survived* when no command printed a traceback or hung, and the catalog
 passed ``PRAGMA integrity_check`` afterwards. Something is *lost* when, once ``convodex
-index`` has finished, the catalog's hits, rowids and checkpoints differ from the clean
+index`` has finished, the catalog's hits, rows and checkpoints differ from the clean
 build's, when an integrity check fails, or when a source file changed. Lost must be 0.
 
 Usage: bench/fault_injection.py [--mb 50] [--seed 1] [--corpus DIR] [--index-kills 30]
@@ -39,6 +39,7 @@ from typing import Any
 import corpus
 from convodex.catalog.db import open_catalog
 from convodex.catalog.plan import SearchRequest
+from convodex.catalog.rowids import PART_SHIFT, PARTS_PER_UNIT, SLOT_SHIFT, SUBAGENT_BIT, UNIT_MASK
 from convodex.catalog.search import Searcher
 from convodex.config import catalog_path
 from convodex.models import to_builtins
@@ -93,8 +94,9 @@ def integrity(cache: Path) -> str:
 
 
 def snapshot(cache: Path, queries: Sequence[str] = QUERIES) -> dict[str, Any]:
-    """Everything a search can see: hits of several queries, rowids, checkpoints, spans
-    (the crash test and this bench compare it with a clean build's)."""
+    """Everything a search can see: hits of several queries, every row's address
+    (source, message, part, kind, sub-agent bit), checkpoints, spans (the crash test
+    and this bench compare it with a clean build's)."""
     with open_catalog(cache) as catalog:
         out: dict[str, Any] = {}
         for query in queries:
@@ -105,8 +107,18 @@ def snapshot(cache: Path, queries: Sequence[str] = QUERIES) -> dict[str, Any]:
                     for h in to_builtins(page)["hits"]
                 ]
         db = catalog.db
-        out["documents"] = [r[0] for r in db.execute("SELECT rowid FROM documents ORDER BY 1")]
-        out["outputs"] = [r[0] for r in db.execute("SELECT rowid FROM outputs ORDER BY 1")]
+        for table in ("documents", "outputs"):
+            out[table] = db.execute(
+                f"SELECT src.path, m.message, "
+                f"m.first_part + ((t.rowid >> {PART_SHIFT}) & {PARTS_PER_UNIT - 1}), "
+                f"t.rowid & 7, t.rowid & {SUBAGENT_BIT} FROM {table} AS t "
+                f"JOIN messages AS m ON m.base = t.rowid & {UNIT_MASK} "
+                f"JOIN slots AS s ON s.slot = t.rowid >> {SLOT_SHIFT} "
+                "JOIN sources AS src ON src.id = s.source_id ORDER BY 1, 2, 3, 4"
+            ).fetchall()
+            count = db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+            if count != len(out[table]):
+                out[f"{table}:unaddressed"] = count - len(out[table])
         out["sources"] = db.execute(
             "SELECT path, byte_offset, message_count, size, signature, pending, health, "
             "line_errors FROM sources ORDER BY path"

@@ -47,7 +47,7 @@ def searches(cache: Path) -> dict[str, list[tuple[str, int, int, str]]]:
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[str, Any]]:
     """(corpus, a clean catalog file over the quick-check size, its searches)."""
-    root = Path(corpus.cached("native", 24, 5).out)
+    root = Path(corpus.cached("native", 32, 5).out)
     clean = tmp_path_factory.mktemp("clean")
     ok_json(convodex("index", "--json", "--root", str(root), "--cache-dir", str(clean)))
     path = catalog_path(clean)

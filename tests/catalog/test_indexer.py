@@ -11,6 +11,7 @@ import pytest
 from convodex.catalog.batches import signature
 from convodex.catalog.db import Catalog
 from convodex.catalog.indexer import Indexer
+from convodex.catalog.rowids import SLOT_SHIFT
 from helpers import CliRun, append_lines, as_json, search, write_session
 
 
@@ -248,7 +249,7 @@ def test_a_time_no_catalog_can_hold_is_no_time(root: Path, catalog: Catalog) -> 
         ("odd.jsonl", 0),
     ]
     timed = catalog.db.execute(
-        "SELECT m.timed FROM messages AS m JOIN sources AS s ON m.base >> 32 = s.id "
-        "WHERE s.session_id = 'odd'"
+        f"SELECT m.timed FROM messages AS m JOIN slots ON slots.slot = m.base >> {SLOT_SHIFT} "
+        "JOIN sources AS s ON s.id = slots.source_id WHERE s.session_id = 'odd'"
     ).fetchall()
     assert timed == [(0,)]

@@ -19,14 +19,13 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from convodex.catalog.rowids import (
     KIND_BITS,
-    MESSAGE_LIMIT,
-    MESSAGE_SHIFT,
-    PART_LIMIT,
     PART_SHIFT,
-    SOURCE_SHIFT,
+    PARTS_PER_UNIT,
+    SLOT_SHIFT,
     SUBAGENT_BIT,
+    UNIT_SHIFT,
+    UNITS_PER_SLOT,
 )
-from convodex.errors import SourceError
 from convodex.models import IndexStats
 from convodex.sources.base import Budget, ReadResult, SourceMessage, append_only, open_source
 from convodex.sources.discover import FORMATS, FileStat, source_stat
@@ -95,6 +94,7 @@ class Checkpoint(NamedTuple):
 
     byte_offset: int
     message_count: int
+    unit_count: int
     size: int
     mtime_ns: int
     inode: int
@@ -143,6 +143,7 @@ class PendingSource:
     # A sub-agent's (or headless) session of its own: every row carries the sub-agent
     # bit, so search leaves it out by the rowid alone.
     subagent: bool = False
+    unit_count: int = 0  # the units its committed rows use (``rowids``)
 
     def rewritten(self, st: FileStat) -> bool:
         """Whether the file was rewritten rather than appended to since the checkpoint."""
@@ -166,8 +167,12 @@ class Batch:
     first_index: int = 0
     checkpoint: Checkpoint | None = None
     failure: Failure | None = None
-    # (base rowid, time, whether the message recorded it, its own session) per message.
-    messages: list[tuple[int, int, int, str | None]] = field(default_factory=list)
+    # Per unit (``rowids``): (base rowid, time, whether the message recorded it, its
+    # own session, message index, first part).
+    messages: list[tuple[int, int, int, str | None, int, int]] = field(default_factory=list)
+    # The source's units this batch numbers: first_unit … next_unit - 1.
+    first_unit: int = 0
+    next_unit: int = 0
     # The (byte offset, message count) stored when this batch was read.
     expect: tuple[int, int] | None = None
     last_activity: int | None = None
@@ -201,17 +206,28 @@ class Batch:
             self.first_index = index
         self.locations.append((message.offset, message.length))
         subagent = message.subagent
-        # message_base and doc_rowid, inlined: this runs for every message indexed.
-        base = (
-            (self.source_id << SOURCE_SHIFT)
-            | (SUBAGENT_BIT if subagent or self.subagent else 0)
-            | (index << MESSAGE_SHIFT)
-        )
-        for doc in message.documents:
+        sub = SUBAGENT_BIT if subagent or self.subagent else 0
+        unit = self.next_unit
+        documents = message.documents
+        parts = max((doc.part for doc in documents), default=0) + 1
+        units = 1 if parts <= PARTS_PER_UNIT else -(-parts // PARTS_PER_UNIT)
+        self.next_unit = unit + units
+        # rowids.unit_base, inlined: this runs for every message indexed.
+        k, rest = divmod(unit, UNITS_PER_SLOT)
+        base = (k << SLOT_SHIFT) | sub | (rest << UNIT_SHIFT)
+        for doc in documents:
             part, kind = doc.part, doc.kind
-            if part >= PART_LIMIT:
-                continue  # more tool calls in one message than a rowid can name
-            rowid = base | (part << PART_SHIFT) | KIND_BITS[kind]
+            if part < PARTS_PER_UNIT:
+                rowid = base | (part << PART_SHIFT) | KIND_BITS[kind]
+            else:
+                k, rest = divmod(unit + part // PARTS_PER_UNIT, UNITS_PER_SLOT)
+                rowid = (
+                    (k << SLOT_SHIFT)
+                    | sub
+                    | (rest << UNIT_SHIFT)
+                    | (part % PARTS_PER_UNIT << PART_SHIFT)
+                    | KIND_BITS[kind]
+                )
             if kind == "user_text" or kind == "assistant_text":
                 self.documents.append((rowid, projection_text(doc.text)))
                 if kind == "user_text" and self.title_index is None and not subagent:
@@ -223,13 +239,19 @@ class Batch:
         at = message.created_at
         if at is not None and not TIME_MIN <= at <= TIME_MAX:
             at = None  # an agent's garbage no SQLite integer holds: no time
+        timed = 1
         if at is None:
-            self.messages.append((base, 0, 0, message.session_id))
+            at, timed = 0, 0
             self.untimed = True
         else:
-            self.messages.append((base, at, 1, message.session_id))
             self.last_activity = max(self.last_activity or 0, at)
             self.first_activity = min(self.first_activity or at, at)
+        session = message.session_id
+        self.messages.append((base, at, timed, session, index, 0))
+        for extra in range(1, units):
+            k, rest = divmod(unit + extra, UNITS_PER_SLOT)
+            base = (k << SLOT_SHIFT) | sub | (rest << UNIT_SHIFT)
+            self.messages.append((base, at, timed, session, index, extra * PARTS_PER_UNIT))
         self.size += message.length
 
     def time_untimed(self) -> None:
@@ -239,7 +261,7 @@ class Batch:
         at = self.last_activity
         if not self.untimed or at is None:
             return
-        self.messages = [row if row[2] else (row[0], at, 0, row[3]) for row in self.messages]
+        self.messages = [row if row[2] else (row[0], at, 0, *row[3:]) for row in self.messages]
         self.untimed = False
 
 
@@ -279,7 +301,14 @@ class SourceReader:
         rebuild = src.byte_offset == 0 or not append_only(FORMATS[src.format]) or src.rewritten(st)
         result = ReadResult(0, 0) if rebuild else ReadResult(src.byte_offset, src.message_count)
         # Rows exist only behind a nonzero checkpoint (they commit together).
-        batch = Batch(src.id, wipe=rebuild and src.byte_offset > 0, subagent=bool(src.subagent))
+        unit = 0 if rebuild else src.unit_count
+        batch = Batch(
+            src.id,
+            wipe=rebuild and src.byte_offset > 0,
+            subagent=bool(src.subagent),
+            first_unit=unit,
+            next_unit=unit,
+        )
         errors_seen = 0
         # Message payloads held before their commit, per source (L6 "retained"): a
         # batch is handed over when full or before it would go over; one message
@@ -291,8 +320,6 @@ class SourceReader:
             # an indexed source is rebuilt (its file was replaced or rewritten).
             workspace = fmt.info(path).workspace_root if src.byte_offset else None
             for message in fmt.read(path, result, self.budget):
-                if message.index >= MESSAGE_LIMIT:
-                    raise SourceError(str(path), "too many messages in one session")
                 if batch.locations and (batch.size >= BATCH_BYTES or held + message.length > limit):
                     errors_seen = self._checkpoint(
                         batch, path, st, result, errors_seen, rebuild, workspace, before=message
@@ -307,6 +334,8 @@ class SourceReader:
                         title_index=batch.title_index,
                         untimed=batch.untimed,
                         subagent=batch.subagent,
+                        first_unit=batch.next_unit,
+                        next_unit=batch.next_unit,
                     )
                 held += message.length
                 if held > limit:
@@ -353,6 +382,7 @@ class SourceReader:
         batch.checkpoint = Checkpoint(
             byte_offset=end_offset,
             message_count=next_index,
+            unit_count=batch.next_unit,
             size=st.size,
             mtime_ns=st.mtime_ns,
             inode=st.inode,

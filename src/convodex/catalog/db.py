@@ -37,7 +37,8 @@ MIN_SQLITE = (3, 43, 0)  # FTS5 contentless_delete
 # What the projection holds beside tokens (marks, message rows); a change rebuilds it.
 # 2: tool-name marks and per-message times. 3: spans packed from their batch's first
 # offset (``spans.pack``). 4: every row of a sub-agent session carries the sub-agent bit.
-PROJECTION_VERSION = 4
+# 5: compact rowids in slots (``rowids``).
+PROJECTION_VERSION = 5
 
 
 class Catalog(msgspec.Struct):
@@ -221,8 +222,10 @@ def _check_tokenizer(db: sqlite3.Connection) -> None:
             db.execute("INSERT INTO outputs(outputs) VALUES ('delete-all')")
             db.execute("DELETE FROM spans")
             db.execute("DELETE FROM messages")
+            db.execute("DELETE FROM slots")
             db.execute(
                 "UPDATE sources SET pending = 1, byte_offset = 0, message_count = 0, "
+                "unit_count = 0, "
                 "signature = NULL, title_index = NULL, first_activity_at = NULL"
             )
         db.executemany(

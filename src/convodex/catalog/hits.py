@@ -20,7 +20,7 @@ import msgspec
 from convodex import config
 from convodex.catalog import spans
 from convodex.catalog.db import Catalog
-from convodex.catalog.rowids import MESSAGE_MASK, split_rowid
+from convodex.catalog.rowids import SLOT_SHIFT, UNIT_MASK, kind_of, part_of
 from convodex.errors import NotFound, QueryError
 from convodex.models import ContextMessage, Hit
 from convodex.sqlite import sqlite3
@@ -171,7 +171,15 @@ class Hydrator:
 
     def hit(self, rowid: int, score: float, query: Query, around: int) -> Hit | None:
         """The hit for one candidate, or None when its source changed underneath."""
-        source_id, index, part, kind = split_rowid(rowid)
+        address = self.catalog.db.execute(
+            "SELECT s.source_id, m.message, m.first_part, m.at, m.timed "
+            "FROM messages AS m, slots AS s WHERE m.base = ? AND s.slot = ?",
+            (rowid & UNIT_MASK, rowid >> SLOT_SHIFT),
+        ).fetchone()
+        if address is None:
+            return None  # removed since the candidates were chosen
+        source_id, index, first_part, at, timed = address
+        part, kind = part_of(rowid, first_part), kind_of(rowid)
         src = self.source(source_id)
         if src is None or src.bad:
             return None
@@ -187,9 +195,6 @@ class Hydrator:
             return None
         # A file of many conversations (chat export) names each message's own.
         session_id = message.session_id or src.session_id
-        at = self.catalog.db.execute(
-            "SELECT at FROM messages WHERE base = ? AND timed = 1", (rowid & MESSAGE_MASK,)
-        ).fetchone()
         hit = Hit(
             session_id=session_id,
             session_path=src.path,
@@ -205,7 +210,7 @@ class Hydrator:
             session_title=self.title(src, message),
             workspace_root=src.workspace,
             project=src.workspace,
-            message_at=None if at is None else int(at[0]),
+            message_at=int(at) if timed else None,
             last_activity_at=src.last_activity_at,
             ref=f"{session_id}#{index}",
             open=session_id in self.runtime.open,

@@ -26,7 +26,7 @@ from convodex.catalog.batches import (
     read_in_helper,
 )
 from convodex.catalog.db import Catalog
-from convodex.catalog.rowids import source_rowid_range
+from convodex.catalog.rowids import UNITS_PER_SLOT, moved, moved_pairs, slot_ranges, slot_steps
 from convodex.models import IndexStats
 from convodex.sources.base import Budget
 from convodex.sources.discover import Discovered, describe, discover_file, root_format, scan
@@ -48,14 +48,16 @@ Progress = Callable[[int, int], None]
 """Called with (bytes done, bytes total) as indexing advances."""
 
 _PENDING_COLUMNS = (
-    "id, path, format, byte_offset, message_count, inode, signature, size, mtime_ns, subagent"
+    "id, path, format, byte_offset, message_count, inode, signature, size, mtime_ns, subagent, "
+    "unit_count"
 )
 _KNOWN_COLUMNS = "id, size, mtime_ns, inode, pending, health"
 _INSERT_DOCUMENTS = "INSERT INTO documents(rowid, tokens) VALUES (?, ?)"
 _INSERT_OUTPUTS = "INSERT INTO outputs(rowid, tokens) VALUES (?, ?)"
 _UPDATE_CHECKPOINT = (  # parameters: a batches.Checkpoint
     "UPDATE sources SET byte_offset = :byte_offset, message_count = :message_count, "
-    "size = :size, mtime_ns = :mtime_ns, inode = :inode, signature = :signature, "
+    "unit_count = :unit_count, size = :size, mtime_ns = :mtime_ns, inode = :inode, "
+    "signature = :signature, "
     "pending = :pending, health = 'ok', error_class = :error_class, "
     "line_errors = CASE WHEN :wipe THEN :line_errors ELSE line_errors + :line_errors END, "
     "last_activity_at = COALESCE(:last_activity_at, last_activity_at, :mtime_ms), "
@@ -68,7 +70,10 @@ _UPDATE_CHECKPOINT = (  # parameters: a batches.Checkpoint
 )
 # One row a statement: a statement that writes many rows (INSERT … SELECT, an UPDATE of a
 # range) opens a statement journal, and FTS5 flushes its pending terms at each one.
-_INSERT_MESSAGES = "INSERT INTO messages(base, at, timed, session_key) VALUES (?, ?, ?, ?)"
+_INSERT_MESSAGES = (
+    "INSERT INTO messages(base, at, timed, session_key, message, first_part) "
+    "VALUES (?, ?, ?, ?, ?, ?)"
+)
 # Messages whose format records no time take their session's last activity (L13).
 _UNTIMED_AT = (
     "UPDATE messages SET at = (SELECT last_activity_at FROM sources WHERE id = ?) "
@@ -76,18 +81,49 @@ _UNTIMED_AT = (
 )
 _MARK_FAILED = (  # parameters: a batches.Failure
     "UPDATE sources SET health = :health, error_class = :error_class, pending = 0, "
-    "byte_offset = 0, message_count = 0, signature = NULL, size = :size, "
+    "byte_offset = 0, message_count = 0, unit_count = 0, signature = NULL, size = :size, "
     "mtime_ns = :mtime_ns, inode = :inode, title_index = NULL, first_activity_at = NULL "
     "WHERE id = :id"
 )
 
 
+def source_ranges(db: sqlite3.Connection, source_id: int) -> list[tuple[int, int]]:
+    """The rowid ranges of a source's slots."""
+    rows = db.execute("SELECT slot FROM slots WHERE source_id = ?", (source_id,))
+    return slot_ranges(int(row[0]) for row in rows)
+
+
 def delete_source_rows(db: sqlite3.Connection, source_id: int) -> None:
-    low, high = source_rowid_range(source_id)
-    db.execute("DELETE FROM documents WHERE rowid BETWEEN ? AND ?", (low, high))
-    db.execute("DELETE FROM outputs WHERE rowid BETWEEN ? AND ?", (low, high))
+    for low, high in source_ranges(db, source_id):
+        db.execute("DELETE FROM documents WHERE rowid BETWEEN ? AND ?", (low, high))
+        db.execute("DELETE FROM outputs WHERE rowid BETWEEN ? AND ?", (low, high))
+        db.execute("DELETE FROM messages WHERE base BETWEEN ? AND ?", (low, high))
     db.execute("DELETE FROM spans WHERE source_id = ?", (source_id,))
-    db.execute("DELETE FROM messages WHERE base BETWEEN ? AND ?", (low, high))
+    db.execute("DELETE FROM slots WHERE source_id = ?", (source_id,))
+
+
+def batch_slots(db: sqlite3.Connection, batch: Batch) -> dict[int, int]:
+    """The slots of the batch's units (slot place k → slot), allocated as needed.
+
+    A new slot takes the next number (``INTEGER PRIMARY KEY``): the sessions
+    committed one after another sit next to each other in rowid order.
+    """
+    if batch.next_unit <= batch.first_unit:
+        return {}
+    first, last = batch.first_unit // UNITS_PER_SLOT, (batch.next_unit - 1) // UNITS_PER_SLOT
+    slots = dict(
+        db.execute(
+            "SELECT k, slot FROM slots WHERE source_id = ? AND k BETWEEN ? AND ?",
+            (batch.source_id, first, last),
+        ).fetchall()
+    )
+    for k in range(first, last + 1):
+        if k not in slots:
+            cursor = db.execute(
+                "INSERT INTO slots(source_id, k) VALUES (?, ?)", (batch.source_id, k)
+            )
+            slots[k] = int(cursor.lastrowid or 0)
+    return slots
 
 
 def apply_batch(db: sqlite3.Connection, batch: Batch, retime: list[int] | None = None) -> bool:
@@ -108,10 +144,12 @@ def apply_batch(db: sqlite3.Connection, batch: Batch, retime: list[int] | None =
     if batch.failure is not None:
         db.execute(_MARK_FAILED, batch.failure._asdict())
         return True
-    db.executemany(_INSERT_DOCUMENTS, batch.documents)
-    db.executemany(_INSERT_OUTPUTS, batch.outputs)
+    steps = slot_steps(batch_slots(db, batch))
+    if steps:
+        db.executemany(_INSERT_DOCUMENTS, moved_pairs(batch.documents, steps))
+        db.executemany(_INSERT_OUTPUTS, moved_pairs(batch.outputs, steps))
+        db.executemany(_INSERT_MESSAGES, moved(batch.messages, steps))
     spans.insert(db, batch.source_id, batch.first_index, batch.locations)
-    db.executemany(_INSERT_MESSAGES, batch.messages)
     if batch.checkpoint is not None:
         checkpoint = batch.checkpoint
         db.execute(_UPDATE_CHECKPOINT, checkpoint._asdict())
@@ -135,7 +173,8 @@ def retime_untimed(db: sqlite3.Connection, source_ids: list[int]) -> None:
     of 14 s of SQLite work went to these updates and the merges of their segments).
     """
     for source_id in source_ids:
-        db.execute(_UNTIMED_AT, (source_id, *source_rowid_range(source_id)))
+        for low, high in source_ranges(db, source_id):
+            db.execute(_UNTIMED_AT, (source_id, low, high))
 
 
 class Indexer:
@@ -292,7 +331,8 @@ class Indexer:
         total = db.execute("PRAGMA page_count").fetchone()[0]
         if total and free / total > threshold:
             with self.catalog.lock:
-                db.execute("PRAGMA incremental_vacuum")
+                # Stepped to its end: each step frees one page (a bare execute, one).
+                db.execute("PRAGMA incremental_vacuum").fetchall()
 
     def pending_sources(self, root_ids: list[int] | None = None) -> list[PendingSource]:
         sql = f"SELECT {_PENDING_COLUMNS} FROM sources WHERE pending = 1"
@@ -433,10 +473,8 @@ class Indexer:
                         helper.join()
 
     def _commit(self, group: list[Batch]) -> None:
-        # In rowid order: FTS5 flushes its pending terms to a new segment whenever a
-        # rowid is lower than the one before, and sources come newest first, not by id.
-        group = sorted(group, key=lambda batch: (batch.source_id, batch.first_index))
         with self.catalog.transaction() as db:
+            group = in_rowid_order(db, group)
             retime: list[int] = []
             for batch in group:
                 apply_batch(db, batch, retime)
@@ -473,6 +511,29 @@ class Indexer:
             if item.error is not None:
                 return None
         return self.source_by_path(path)
+
+
+def in_rowid_order(db: sqlite3.Connection, group: list[Batch]) -> list[Batch]:
+    """The group in the order its rows' rowids will have: FTS5 flushes its pending
+    terms to a new segment whenever a rowid is lower than the one before.
+
+    An append into a slot the source already has goes first, by slot; rows that take
+    new slots (new sources, rebuilds, a source's next 128 units) follow, in source
+    order, and get slots in that order.
+    """
+
+    def key(batch: Batch) -> tuple[float, int, int]:
+        slot: float = float("inf")
+        if not batch.wipe and batch.failure is None and batch.first_unit % UNITS_PER_SLOT:
+            row = db.execute(
+                "SELECT slot FROM slots WHERE source_id = ? AND k = ?",
+                (batch.source_id, batch.first_unit // UNITS_PER_SLOT),
+            ).fetchone()
+            if row is not None:
+                slot = row[0]
+        return slot, batch.source_id, batch.first_index
+
+    return sorted(group, key=key)
 
 
 def _pending_stat(src: PendingSource) -> tuple[int, int]:

@@ -159,3 +159,38 @@ def m002_session_facts(db: sqlite3.Connection) -> None:
         DROP TABLE message_spans;
         """,
     )
+
+
+@migration
+def m003_slots(db: sqlite3.Connection) -> None:
+    execute_script(
+        db,
+        """
+        -- Compact rowids (``rowids``): a source's units live in slots of 128, numbered
+        -- from one counter as rows are committed; slot k of a source holds its units
+        -- 128k … 128k + 127.
+        CREATE TABLE slots (
+            slot INTEGER PRIMARY KEY,
+            source_id INTEGER NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
+            k INTEGER NOT NULL,
+            UNIQUE (source_id, k)
+        );
+        -- The units a source's committed rows use (its next unit).
+        ALTER TABLE sources ADD COLUMN unit_count INTEGER NOT NULL DEFAULT 0;
+        -- One row per unit: a message takes one unit per four parts. ``base`` is the
+        -- unit's first rowid, so a document finds its row by ``rowid & -32``.
+        DROP TABLE messages;
+        CREATE TABLE messages (
+            base INTEGER PRIMARY KEY,
+            -- The message's own time, else its session's last activity at indexing.
+            at INTEGER NOT NULL,
+            -- 1 when ``at`` is the message's own time (hits show only those).
+            timed INTEGER NOT NULL,
+            -- Set when the message's session is not its source's (a file of many).
+            session_key TEXT,
+            -- The message's index, and the first part index this unit holds.
+            message INTEGER NOT NULL,
+            first_part INTEGER NOT NULL
+        );
+        """,
+    )

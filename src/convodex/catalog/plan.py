@@ -19,7 +19,7 @@ from typing import Any, Literal
 import msgspec
 
 from convodex.catalog.db import Catalog
-from convodex.catalog.rowids import KIND_BITS, MESSAGE_MASK, SOURCE_SHIFT, SUBAGENT_BIT
+from convodex.catalog.rowids import KIND_BITS, SLOT_SHIFT, SUBAGENT_BIT, UNIT_MASK
 from convodex.errors import QueryError
 from convodex.text.dates import parse_time
 from convodex.text.documents import KINDS, Kind, parse_kinds
@@ -130,7 +130,8 @@ class Plan(msgspec.Struct):
             where.add(f"({rowid} & 7) IN ({_marks(main)})", *(KIND_BITS[k] for k in main))
         if self.sources_sql is not None:
             where.add(
-                f"({rowid} >> {SOURCE_SHIFT}) IN (SELECT id FROM sources WHERE {self.sources_sql})",
+                f"({rowid} >> {SLOT_SHIFT}) IN (SELECT slot FROM slots WHERE source_id IN "
+                f"(SELECT id FROM sources WHERE {self.sources_sql}))",
                 *self.sources_params,
             )
         # Sub-agent and headless sessions, and sub-agent work inside a parent's file,
@@ -143,7 +144,7 @@ class Plan(msgspec.Struct):
             where.add(f"({rowid} & {SUBAGENT_BIT}) = 0")
         if self.since is not None or self.until is not None:
             where.add(
-                f"(SELECT at FROM messages WHERE base = {rowid} & {MESSAGE_MASK}) BETWEEN ? AND ?",
+                f"(SELECT at FROM messages WHERE base = {rowid} & {UNIT_MASK}) BETWEEN ? AND ?",
                 self.since if self.since is not None else -(2**62),
                 self.until if self.until is not None else 2**62,
             )
@@ -151,10 +152,11 @@ class Plan(msgspec.Struct):
             # A file of many sessions: a message of another session than its source's
             # counts only when its own session is named.
             keys = _marks(self.session_keys)
-            named = f"(SELECT session_key FROM messages WHERE base = {rowid} & {MESSAGE_MASK})"
+            named = f"(SELECT session_key FROM messages WHERE base = {rowid} & {UNIT_MASK})"
             where.add(
-                f"(({named}) IS NULL AND ({rowid} >> {SOURCE_SHIFT}) IN (SELECT id FROM sources "
-                f"WHERE session_id IN ({keys}))) OR ({named}) IN ({keys})",
+                f"(({named}) IS NULL AND ({rowid} >> {SLOT_SHIFT}) IN (SELECT slot FROM slots "
+                f"WHERE source_id IN (SELECT id FROM sources WHERE session_id IN ({keys})))) "
+                f"OR ({named}) IN ({keys})",
                 *self.session_keys,
                 *self.session_keys,
             )

@@ -16,7 +16,7 @@ import msgspec
 
 from convodex.catalog.db import Catalog
 from convodex.catalog.plan import MIN_SESSION_PREFIX
-from convodex.catalog.rowids import SOURCE_SHIFT, message_base
+from convodex.catalog.rowids import SLOT_SHIFT, SLOT_SPAN
 from convodex.errors import NotFound, QueryError
 
 MAX_CANDIDATES = 8
@@ -83,13 +83,20 @@ def _sources(
     return [_Source(*row) for row in catalog.db.execute(sql, params)]
 
 
+# A source's message rows: those in its slots.
+_SOURCE_MESSAGES = (
+    f"slots AS s JOIN messages AS m ON m.base BETWEEN s.slot << {SLOT_SHIFT} "
+    f"AND (s.slot << {SLOT_SHIFT}) + {SLOT_SPAN - 1}"
+)
+
+
 def _keys_of(catalog: Catalog, source_id: int) -> list[str | None]:
     """The sessions a file holds: None for its own, each other one by its key."""
-    low, high = source_id << SOURCE_SHIFT, ((source_id + 1) << SOURCE_SHIFT) - 1
     return [
         None if row[0] is None else str(row[0])
         for row in catalog.db.execute(
-            "SELECT DISTINCT session_key FROM messages WHERE base BETWEEN ? AND ?", (low, high)
+            f"SELECT DISTINCT m.session_key FROM {_SOURCE_MESSAGES} WHERE s.source_id = ?",
+            (source_id,),
         )
     ]
 
@@ -119,9 +126,10 @@ def _in_file(catalog: Catalog, src: _Source, index: int | None, named: str) -> S
     """The file's session a ref means: the one holding message ``index``, else the only
     one it holds (a file of many conversations needs the ref to say which)."""
     if index is not None:
-        bases = (message_base(src.id, index), message_base(src.id, index, subagent=True))
         row = catalog.db.execute(
-            "SELECT session_key FROM messages WHERE base IN (?, ?)", bases
+            f"SELECT m.session_key FROM {_SOURCE_MESSAGES} "
+            "WHERE s.source_id = ? AND m.message = ? LIMIT 1",
+            (src.id, index),
         ).fetchone()
         return _ref(src, None if row is None else row[0], index)
     keys = _keys_of(catalog, src.id)
@@ -178,8 +186,9 @@ def _keyed(
 ) -> list[tuple[_Source, str]]:
     """Sessions inside files of many: (their file, their id)."""
     rows = catalog.db.execute(
-        f"SELECT DISTINCT base >> {SOURCE_SHIFT}, session_key FROM messages "
-        f"WHERE {condition}" + (" ESCAPE '\\'" if "LIKE" in condition else "") + " LIMIT 100",
+        "SELECT DISTINCT s.source_id, m.session_key FROM messages AS m "
+        f"JOIN slots AS s ON s.slot = m.base >> {SLOT_SHIFT} "
+        f"WHERE m.{condition}" + (" ESCAPE '\\'" if "LIKE" in condition else "") + " LIMIT 100",
         (value,),
     ).fetchall()
     out = []

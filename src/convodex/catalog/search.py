@@ -24,7 +24,7 @@ from convodex import config
 from convodex.catalog.db import Catalog
 from convodex.catalog.hits import Hydrator, RuntimeState, around_path
 from convodex.catalog.plan import Plan, SearchRequest, make_plan
-from convodex.catalog.rowids import MESSAGE_MASK
+from convodex.catalog.rowids import UNIT_MASK
 from convodex.errors import QueryError
 from convodex.models import ContextMessage, Hit, Progress, ProgressState, SearchPage
 from convodex.sqlite import sqlite3
@@ -269,7 +269,7 @@ class Searcher:
             sql = (
                 f"SELECT {sign}m.at AS k, c.rowid, 0.0 FROM "
                 f"(SELECT rowid FROM {table} WHERE {table} MATCH ?{where.text()}) AS c "
-                f"JOIN messages AS m ON m.base = c.rowid & {MESSAGE_MASK}"
+                f"JOIN messages AS m ON m.base = c.rowid & {UNIT_MASK}"
             )
             sql += " ORDER BY k, c.rowid"
         if count is not None:
