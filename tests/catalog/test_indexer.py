@@ -12,7 +12,7 @@ from convodex.catalog.batches import signature
 from convodex.catalog.db import Catalog
 from convodex.catalog.indexer import Indexer
 from convodex.catalog.rowids import SLOT_SHIFT
-from helpers import CliRun, append_lines, as_json, search, write_session
+from helpers import CliRun, append_lines, as_json, search, write_codex_rollout, write_session
 
 
 def convo(word: str, n: int = 3) -> list[dict[str, object]]:
@@ -253,3 +253,41 @@ def test_a_time_no_catalog_can_hold_is_no_time(root: Path, catalog: Catalog) -> 
         "JOIN sources AS s ON s.id = slots.source_id WHERE s.session_id = 'odd'"
     ).fetchall()
     assert timed == [(0,)]
+
+
+def test_a_scan_opens_nothing_and_reading_fills_in_the_session_facts(
+    tmp_path: Path, catalog: Catalog
+) -> None:
+    """A scan registers new sources by name and stat alone (a large history's newest
+    sessions are searchable sooner); the facts come with the messages: the session id
+    inside a Codex rollout, its workspace, and a sub-agent session's mark."""
+    root = tmp_path / "codex"
+    path = write_codex_rollout(
+        root,
+        "0199aaaa-bbbb-cccc",
+        "/home/dev/orchard",
+        [("user", "medlar tart", 1_700_000_000_000)],
+    )
+    indexer = Indexer(catalog)
+    indexer.scan_root(root)
+    row = catalog.db.execute(
+        "SELECT session_id, workspace, pending FROM sources WHERE path = ?", (str(path),)
+    ).fetchone()
+    assert row == (path.stem, None, 1)  # a stand-in until it is read
+    indexer.index_pending()
+    row = catalog.db.execute(
+        "SELECT session_id, workspace, pending FROM sources WHERE path = ?", (str(path),)
+    ).fetchone()
+    assert row == ("0199aaaa-bbbb-cccc", "/home/dev/orchard", 0)
+    (hit,) = search(catalog, "medlar")["hits"]
+    assert (hit["sessionId"], hit["project"]) == ("0199aaaa-bbbb-cccc", "/home/dev/orchard")
+    assert search(catalog, "medlar project:orchard")["hits"]
+
+
+def test_a_sub_agent_session_is_marked_when_first_read(root: Path, catalog: Catalog) -> None:
+    write_session(root, "main", convo("loquat"))
+    write_session(root, "helper", convo("loquat"), subdir="main/subagents")
+    Indexer(catalog).run([root])
+    assert [Path(h["sessionPath"]).stem for h in search(catalog, "loquat")["hits"]] == ["main"] * 3
+    everything = search(catalog, "loquat", include_subagents=True)["hits"]
+    assert {Path(h["sessionPath"]).stem for h in everything} == {"main", "helper"}

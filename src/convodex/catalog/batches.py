@@ -27,7 +27,14 @@ from convodex.catalog.rowids import (
     UNITS_PER_SLOT,
 )
 from convodex.models import IndexStats
-from convodex.sources.base import Budget, ReadResult, SourceMessage, append_only, open_source
+from convodex.sources.base import (
+    Budget,
+    ReadResult,
+    SessionInfo,
+    SourceMessage,
+    append_only,
+    open_source,
+)
 from convodex.sources.discover import FORMATS, FileStat, source_stat
 from convodex.text.query import tool_token
 from convodex.text.tokens import TAIL_MARK, TOOL_MARK, cjk_run_tails, tokenize
@@ -111,6 +118,12 @@ class Checkpoint(NamedTuple):
     first_activity_at: int | None
     title_index: int | None
     workspace: str | None
+    # What the format's ``info`` says of the session, read when a source is read from
+    # its start (a new source is registered by a scan without opening it): None on
+    # an append, which keeps the stored facts.
+    session_id: str | None
+    subagent: int | None
+    archived: int | None
     id: int
 
 
@@ -309,6 +322,7 @@ class SourceReader:
             first_unit=unit,
             next_unit=unit,
         )
+        info: SessionInfo | None = None
         errors_seen = 0
         # Message payloads held before their commit, per source (L6 "retained"): a
         # batch is handed over when full or before it would go over; one message
@@ -316,13 +330,16 @@ class SourceReader:
         held, limit = 0, self.budget.max_retained_bytes
         fmt = FORMATS[src.format]
         try:
-            # The session's workspace: read when the source was registered, again when
-            # an indexed source is rebuilt (its file was replaced or rewritten).
-            workspace = fmt.info(path).workspace_root if src.byte_offset else None
+            # The session's facts (id, workspace, sub-agent …): read whenever the source
+            # is read from its start, new (a scan registers it unopened: a large
+            # history's newest sessions are searchable sooner) or rebuilt.
+            if rebuild:
+                info = fmt.info(path)
+                batch.subagent = info.subagent
             for message in fmt.read(path, result, self.budget):
                 if batch.locations and (batch.size >= BATCH_BYTES or held + message.length > limit):
                     errors_seen = self._checkpoint(
-                        batch, path, st, result, errors_seen, rebuild, workspace, before=message
+                        batch, path, st, result, errors_seen, rebuild, info, before=message
                     )
                     yield batch
                     held = 0
@@ -343,7 +360,7 @@ class SourceReader:
                 batch.add(message)
             if rebuild and batch.first_index == 0:
                 batch.time_untimed()  # the whole source, in one batch
-            self._checkpoint(batch, path, st, result, errors_seen, rebuild, workspace)
+            self._checkpoint(batch, path, st, result, errors_seen, rebuild, info)
         except FileNotFoundError:
             self.stats.missing += 1  # vanished while being read
             yield Batch.failed(src.id, "missing", None, None)
@@ -368,7 +385,7 @@ class SourceReader:
         result: ReadResult,
         errors_seen: int,
         rebuild: bool,
-        workspace: str | None,
+        info: SessionInfo | None,
         before: SourceMessage | None = None,
     ) -> int:
         """Attach the checkpoint that describes exactly the rows up to this batch.
@@ -396,7 +413,10 @@ class SourceReader:
             rebuild=rebuild,
             first_activity_at=batch.first_activity,
             title_index=batch.title_index,
-            workspace=workspace,
+            workspace=None if info is None else info.workspace_root,
+            session_id=None if info is None else info.session_id,
+            subagent=None if info is None else int(info.subagent),
+            archived=None if info is None else int(info.archived),
             id=batch.source_id,
         )
         self.stats.messages += len(batch.locations)

@@ -66,6 +66,8 @@ _UPDATE_CHECKPOINT = (  # parameters: a batches.Checkpoint
     "title_index = CASE WHEN :rebuild THEN :title_index "
     "ELSE COALESCE(title_index, :title_index) END, "
     "workspace = COALESCE(:workspace, workspace), "
+    "session_id = COALESCE(:session_id, session_id), subagent = COALESCE(:subagent, subagent), "
+    "archived = COALESCE(:archived, archived), "
     "indexed_at = CAST(unixepoch('subsec') * 1000 AS INTEGER) WHERE id = :id"
 )
 # One row a statement: a statement that writes many rows (INSERT … SELECT, an UPDATE of a
@@ -235,12 +237,14 @@ class Indexer:
         """Record one file a scan or a hint found; returns its source id.
 
         A new source is inserted pending and a changed one marked pending; one that
-        must not be read, or whose description fails, is failed at once, without rows.
+        must not be read is failed at once, without rows. Nothing is opened here: a new
+        source's facts (session id, workspace, sub-agent …) are read with its messages,
+        so the scan of a large history is a listing (on a 16,626-file history, opening
+        each file for its description took 1.0 of the scan's 2.7 s).
         """
         st, error = item.stat, item.error
         if known is None:
-            info, failure = describe(item.format, item.path, read=error is None)
-            error = error or failure
+            info, _ = describe(item.format, item.path, read=False)
             row = db.execute(
                 "INSERT INTO sources(path, root_id, format, session_id, subagent, "
                 "archived, workspace, seen_generation, pending, health) "
