@@ -60,6 +60,9 @@ class Catalog(msgspec.Struct):
     checked: bool = False
     # The file's inode when opened: recovery moves only that file aside.
     inode: int | None = None
+    # Idle read connections to the same file, for a search's other shares (``split``):
+    # closed with this catalog.
+    spares: list[sqlite3.Connection] = msgspec.field(default_factory=list)
 
     @property
     def writable(self) -> bool:
@@ -74,7 +77,13 @@ class Catalog(msgspec.Struct):
             )
 
     def close(self) -> None:
+        self.close_spares()
         self.db.close()
+
+    def close_spares(self) -> None:
+        while self.spares:
+            with contextlib.suppress(sqlite3.Error):
+                self.spares.pop().close()
 
     def __enter__(self) -> Catalog:
         return self
@@ -113,6 +122,7 @@ class Catalog(msgspec.Struct):
                 return True
             if self.path is None or not self.writable:
                 return False
+            self.close_spares()
             with contextlib.suppress(sqlite3.Error):
                 self.db.close()
             moved: Path | None = None

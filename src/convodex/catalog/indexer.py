@@ -27,6 +27,7 @@ from convodex.catalog.batches import (
 )
 from convodex.catalog.db import Catalog
 from convodex.catalog.rowids import UNITS_PER_SLOT, moved, moved_pairs, slot_ranges, slot_steps
+from convodex.catalog.split import usable_cpus
 from convodex.models import IndexStats
 from convodex.sources.base import Budget
 from convodex.sources.discover import Discovered, describe, discover_file, root_format, scan
@@ -547,9 +548,3 @@ def _pending_stat(src: PendingSource) -> tuple[int, int]:
     except OSError:
         return 0, 0
     return max(0, st.st_size - src.byte_offset), st.st_mtime_ns
-
-
-def usable_cpus() -> int:
-    """The CPUs this process may run on (``taskset`` and cgroups narrow them)."""
-    affinity = getattr(os, "sched_getaffinity", None)
-    return len(affinity(0)) if affinity is not None else os.cpu_count() or 1

@@ -3,14 +3,15 @@
 SQLite chooses the final candidates from tokens and metadata alone, every filter
 inside SQL; only then is each chosen message read from its source (``hits.py``).
 Each order has an exact keyset cursor, so every matching document is reachable by
-paging: relevance (BM25, ties by rowid: source, message, part), newest and oldest
-(message time, ties by rowid).
+paging: relevance (BM25, ties by rowid: within a source its message and part order,
+see ``rowids``), newest and oldest (message time, ties by rowid).
 """
 
 from __future__ import annotations
 
 import base64
 import bisect
+import contextlib
 import heapq
 import threading
 from collections import OrderedDict
@@ -21,6 +22,7 @@ from typing import Any
 import msgspec
 
 from convodex import config
+from convodex.catalog import split
 from convodex.catalog.db import Catalog
 from convodex.catalog.hits import Hydrator, RuntimeState, around_path
 from convodex.catalog.plan import Plan, SearchRequest, make_plan
@@ -118,6 +120,10 @@ def root_ids_for(catalog: Catalog, roots: Sequence[Path] | None) -> list[int] | 
         if row is not None:
             ids.append(int(row[0]))
     return ids
+
+
+def _candidate(row: tuple[Any, ...]) -> Candidate:
+    return float(row[0]), int(row[1]), float(row[2])
 
 
 def encode_cursor(revision: int, key: str, after: tuple[float, int]) -> str:
@@ -251,35 +257,44 @@ class Searcher:
         return ordered
 
     def _table_candidates(self, plan: Plan, table: str, count: int | None) -> list[Candidate]:
-        """The first ``count`` candidates of one table in order (None: all of them)."""
-        where = plan.where(table)
-        params: list[Any] = [plan.match(table), *where.params]
-        if plan.sort == "relevance":
-            # Tool output keeps no positions or counts worth ranking (detail=none):
-            # its matches score 0 and follow in rowid order.
-            rank = "rank" if table == "documents" else "0.0"
-            sql = (
-                f"SELECT {rank} AS k, rowid, {rank} FROM {table} "
-                f"WHERE {table} MATCH ?{where.text()}"
-            )
-            sql += " ORDER BY k, rowid"
-        else:
-            # Newest: minus the message time, so every order is ascending by key.
-            sign = "-" if plan.sort == "newest" else ""
-            sql = (
-                f"SELECT {sign}m.at AS k, c.rowid, 0.0 FROM "
-                f"(SELECT rowid FROM {table} WHERE {table} MATCH ?{where.text()}) AS c "
-                f"JOIN messages AS m ON m.base = c.rowid & {UNIT_MASK}"
-            )
-            sql += " ORDER BY k, c.rowid"
-        if count is not None:
-            sql += " LIMIT ?"
-            params.append(count)
+        """The first ``count`` candidates of one table in order (None: all of them),
+        on every core when the catalog's file can be read from several (``split``)."""
+
+        def build(bounds: tuple[int, int] | None) -> tuple[str, list[Any]]:
+            where = plan.where(table)
+            if bounds is not None:
+                where.add(f"{table}.rowid BETWEEN ? AND ?", *bounds)
+            params: list[Any] = [plan.match(table), *where.params]
+            if plan.sort == "relevance":
+                # Tool output keeps no positions or counts worth ranking (detail=none):
+                # its matches score 0 and follow in rowid order.
+                rank = "rank" if table == "documents" else "0.0"
+                sql = (
+                    f"SELECT {rank} AS k, rowid, {rank} FROM {table} "
+                    f"WHERE {table} MATCH ?{where.text()} ORDER BY k, rowid"
+                )
+            else:
+                # Newest: minus the message time, so every order is ascending by key.
+                sign = "-" if plan.sort == "newest" else ""
+                sql = (
+                    f"SELECT {sign}m.at AS k, c.rowid, 0.0 FROM "
+                    f"(SELECT rowid FROM {table} WHERE {table} MATCH ?{where.text()}) AS c "
+                    f"JOIN messages AS m ON m.base = c.rowid & {UNIT_MASK} ORDER BY k, c.rowid"
+                )
+            if count is not None:
+                sql += " LIMIT ?"
+                params.append(count)
+            return sql, params
+
         try:
-            return [
-                (float(k), int(rowid), float(score))
-                for k, rowid, score in self.catalog.db.execute(sql, params)
-            ]
+            parts = split.shares(self.catalog)
+            if parts > 1:
+                with contextlib.suppress(split.SnapshotMoved):
+                    revision = self.catalog.revision()
+                    runs = split.split_query(self.catalog, revision, build, parts)
+                    return [_candidate(row) for row in split.merged(runs, count)]
+            sql, params = build(None)
+            return [_candidate(row) for row in self.catalog.db.execute(sql, params)]
         except sqlite3.OperationalError as exc:
             raise QueryError("query cannot be searched") from exc
 

@@ -14,6 +14,7 @@ import concurrent.futures
 import multiprocessing
 from pathlib import Path
 
+from convodex.catalog import split
 from convodex.catalog.db import Catalog, Mode, connect
 from convodex.catalog.plan import SearchRequest
 from convodex.catalog.search import Searcher
@@ -23,8 +24,12 @@ _searcher: Searcher | None = None
 
 
 def _open(path: str, mode: Mode) -> None:
-    """Worker start: one connection to the catalog for the worker's whole life."""
+    """Worker start: one connection to the catalog for the worker's whole life.
+
+    A worker's search stays on its core: the pool keeps every core busy already.
+    """
     global _searcher
+    split.ENABLED = False
     catalog = Catalog(connect(path, read_only=mode == "degraded"), Path(path), mode)
     _searcher = Searcher(catalog)
 

@@ -1,0 +1,122 @@
+"""One search on several cores (``catalog.split``): the same pages, in every order and
+with every filter, as one connection gives, and a safe answer when a commit lands."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import corpus
+from convodex.catalog import split
+from convodex.catalog.db import Catalog, open_catalog
+from convodex.catalog.indexer import Indexer
+from convodex.sqlite import sqlite3
+from helpers import search
+
+QUERIES = (
+    "the",
+    "the kind:tool_output",
+    "error OR failed",
+    '"return the"',
+    "the project:atlas",
+    "the -error",
+    "迁移",
+    "needle3",
+    "def* since:2025-06-01",
+)
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Catalog]:
+    cache = tmp_path_factory.mktemp("split")
+    with open_catalog(cache) as catalog:
+        Indexer(catalog).run([Path(corpus.cached("native", 6, 12).out)])
+        yield catalog
+
+
+@pytest.fixture
+def cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Four shares even on a machine with fewer CPUs (the answers must not change)."""
+    monkeypatch.setattr(split, "usable_cpus", lambda: 4)
+
+
+def walk(catalog: Catalog, query: str, sort: str) -> list[tuple[Any, ...]]:
+    """Every hit of a query, page by page, as (session, message, part, kind, score)."""
+    out: list[tuple[Any, ...]] = []
+    cursor = None
+    while True:
+        page = search(catalog, query, sort=sort, limit=50, cursor=cursor)
+        out.extend(
+            (h["sessionPath"], h["messageIndex"], h["partIndex"], h["kind"], h["score"])
+            for h in page["hits"]
+        )
+        cursor = page["nextCursor"]
+        if cursor is None:
+            return out
+
+
+@pytest.mark.usefixtures("cores")
+@pytest.mark.parametrize("sort", ["relevance", "newest", "oldest"])
+def test_every_page_is_the_one_a_single_connection_gives(
+    history: Catalog, sort: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert split.shares(history) == 4
+    shared = {q: walk(history, q, sort) for q in QUERIES}
+    monkeypatch.setattr(split, "ENABLED", False)
+    assert split.shares(history) == 1
+    alone = {q: walk(history, q, sort) for q in QUERIES}
+    assert shared == alone
+    assert all(shared[q] for q in ("the", "the kind:tool_output", "迁移", "needle3"))
+
+
+@pytest.mark.usefixtures("cores")
+def test_the_ranges_cover_every_row_once(history: Catalog) -> None:
+    ranges = split.rowid_ranges(history, 4)
+    assert len(ranges) == 4
+    assert ranges[0][0] == 0 and ranges[-1][1] == 2**63 - 1
+    assert all(a[1] + 1 == b[0] for a, b in zip(ranges, ranges[1:], strict=False))
+    total = history.db.execute("SELECT count(*) FROM documents").fetchone()[0]
+    counted = sum(
+        history.db.execute(
+            "SELECT count(*) FROM documents WHERE rowid BETWEEN ? AND ?", bounds
+        ).fetchone()[0]
+        for bounds in ranges
+    )
+    assert counted == total
+
+
+@pytest.mark.usefixtures("cores")
+def test_a_commit_between_the_shares_falls_back_to_one_connection(
+    history: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    expected = search(history, "the", limit=20)["hits"]
+    with pytest.raises(split.SnapshotMoved):
+        split.split_query(history, history.revision() + 1, lambda bounds: ("SELECT 1", []), 2)
+    asked: list[int] = []
+
+    def moved(*args: Any) -> list[tuple[Any, ...]]:
+        asked.append(1)
+        raise split.SnapshotMoved
+
+    monkeypatch.setattr(split, "_share", moved)
+    assert search(history, "the", limit=20)["hits"] == expected
+    assert asked  # the shares were asked, and their answer set aside
+
+
+@pytest.mark.usefixtures("cores")
+def test_the_spare_connections_close_with_their_catalog(tmp_path: Path) -> None:
+    """A closed catalog leaves no connection open on its file (its last close then
+    checkpoints the WAL into the file, whose header other builds read)."""
+    catalog = open_catalog(tmp_path)
+    Indexer(catalog).run([Path(corpus.cached("native", 6, 12).out)])
+    assert search(catalog, "the", limit=5)["hits"]
+    spares = list(catalog.spares)
+    assert 1 <= len(spares) <= 4  # the shares' connections, kept for the next search
+    catalog.close()
+    assert catalog.spares == []
+    for db in spares:
+        with pytest.raises(sqlite3.ProgrammingError):
+            db.execute("SELECT 1")
