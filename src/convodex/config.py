@@ -19,6 +19,7 @@ class Setting(msgspec.Struct, frozen=True):
     env: str
     default: int
     help: str
+    unit: str = "bytes"
 
     def value(self) -> int:
         raw = os.environ.get(self.env)
@@ -27,7 +28,7 @@ class Setting(msgspec.Struct, frozen=True):
         try:
             parsed = int(raw)
         except ValueError as exc:
-            raise ConfigError(f"{self.env} must be an integer number of bytes") from exc
+            raise ConfigError(f"{self.env} must be an integer number of {self.unit}") from exc
         if parsed <= 0:
             raise ConfigError(f"{self.env} must be positive")
         return parsed
@@ -63,6 +64,15 @@ SETTINGS = (
     REPLAY_MAX_RECORD_BYTES,
     REPLAY_MAX_RETAINED_BYTES,
     REPLAY_MAX_DAG_META_BYTES,
+)
+
+SEARCH_SHARES = Setting(
+    "search_shares",
+    "CONVODEX_SEARCH_SHARES",
+    4,
+    "Most rowid ranges one search runs at once, one per usable CPU at most (1: one "
+    "connection); more than four cost more in merging than they save.",
+    unit="shares",
 )
 
 DEFAULT_SEARCH_LIMIT = 50  # L4: a page of hits for people (CLI, HTTP, web page)

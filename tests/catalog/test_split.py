@@ -13,6 +13,7 @@ import corpus
 from convodex.catalog import split
 from convodex.catalog.db import Catalog, open_catalog
 from convodex.catalog.indexer import Indexer
+from convodex.errors import ConfigError
 from convodex.sqlite import sqlite3
 from helpers import search
 
@@ -120,3 +121,18 @@ def test_the_spare_connections_close_with_their_catalog(tmp_path: Path) -> None:
     for db in spares:
         with pytest.raises(sqlite3.ProgrammingError):
             db.execute("SELECT 1")
+
+
+@pytest.mark.usefixtures("cores")
+def test_the_shares_setting_narrows_or_turns_off_the_split(
+    history: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CONVODEX_SEARCH_SHARES", "2")
+    assert split.shares(history) == 2
+    monkeypatch.setenv("CONVODEX_SEARCH_SHARES", "1")
+    assert split.shares(history) == 1
+    monkeypatch.setenv("CONVODEX_SEARCH_SHARES", "16")
+    assert split.shares(history) == 4  # never more than four
+    monkeypatch.setenv("CONVODEX_SEARCH_SHARES", "many")
+    with pytest.raises(ConfigError, match="CONVODEX_SEARCH_SHARES must be an integer"):
+        split.shares(history)

@@ -23,12 +23,12 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from convodex import config
 from convodex.catalog.db import Catalog, connect
 from convodex.catalog.rowids import SLOT_SHIFT
 from convodex.sqlite import sqlite3
 
-# Shares beyond the cores only wait; more than four cost more in merging and
-# connections than they save on a history of any size.
+# Shares beyond the cores only wait (``config.SEARCH_SHARES``: four at most).
 MAX_SHARES = 4
 ENABLED = True
 
@@ -45,7 +45,8 @@ def shares(catalog: Catalog) -> int:
     """How many ranges a search on this catalog is split into (1: not split)."""
     if not ENABLED or catalog.path is None or catalog.mode == "memory":
         return 1
-    return max(1, min(MAX_SHARES, usable_cpus()))
+    wanted = min(MAX_SHARES, config.SEARCH_SHARES.value())
+    return max(1, min(wanted, usable_cpus()))
 
 
 _LOCK = threading.Lock()
