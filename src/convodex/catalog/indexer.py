@@ -44,6 +44,12 @@ HELPER_MIN_BYTES = 24 * 1024 * 1024
 HELPER_MIN_CPUS = 2
 HELPER_MAX_SOURCE_BYTES = 16 * 1024 * 1024
 HELPER_POLL_SECONDS = 0.5
+# While a helper starts (a new interpreter: 0.15-0.25 s here), the indexing process
+# reads this much of the newest small sources itself: the first commits do not wait
+# for the helper, and the committing process does not sit idle.
+HELPER_HEAD_BYTES = 4 * 1024 * 1024
+# What ``_read_in_helper`` yields first: the helper process has been started.
+STARTED: tuple[int, list[Batch]] = (-1, [])
 
 Progress = Callable[[int, int], None]
 """Called with (bytes done, bytes total) as indexing advances."""
@@ -411,16 +417,22 @@ class Indexer:
         whole = min(HELPER_MAX_SOURCE_BYTES, self.budget.max_retained_bytes)
         small = [s for s in sources if sizes[s.id] <= whole]
         helped: Generator[tuple[int, list[Batch]], None, None] | None = None
+        # The newest small sources this process reads itself while the helper starts.
+        head: set[int] = set()
         if self.helper_process and total >= HELPER_MIN_BYTES and len(small) > 1:
             if usable_cpus() >= HELPER_MIN_CPUS:
-                helped = self._read_in_helper(small)
+                head = _head(small, sizes, HELPER_HEAD_BYTES)
+                helped = self._read_in_helper([s for s in small if s.id not in head])
+                if next(helped, None) is not STARTED:
+                    helped, head = None, set()  # it could not start: all is read here
         try:
             for src in sources:
-                # The helper delivers the small sources in this same order; once it is
-                # done or gone, whatever it did not deliver is read here.
-                item = next(helped, None) if helped is not None and sizes[src.id] <= whole else None
+                # The helper delivers the other small sources in this same order; once
+                # it is done or gone, whatever it did not deliver is read here.
+                mine = sizes[src.id] > whole or src.id in head
+                item = next(helped, None) if helped is not None and not mine else None
                 if item is None:
-                    helped = None if sizes[src.id] <= whole else helped
+                    helped = helped if mine else None
                     yield src.id, reader.batches(src)
                 else:
                     yield item
@@ -436,9 +448,9 @@ class Indexer:
     ) -> Generator[tuple[int, list[Batch]], None, None]:
         """Read and tokenize in a helper process while this one commits (two cores).
 
-        Yields each source's batches in the order given, until the helper is done or
-        cannot start or dies (no importable main module, killed): the caller reads
-        what it did not deliver.
+        Yields ``STARTED`` once the process is started, then each source's batches in
+        the order given, until the helper is done or cannot start or dies (no
+        importable main module, killed): the caller reads what it did not deliver.
         """
         context = multiprocessing.get_context("spawn")
         with HelperChannel() as channel:
@@ -451,6 +463,7 @@ class Indexer:
             )
             try:
                 helper.start()
+                yield STARTED  # the caller reads on while the new interpreter starts
                 receive = channel.accept(helper.is_alive)
                 if receive is None:
                     return  # it died before it connected
@@ -539,6 +552,18 @@ def in_rowid_order(db: sqlite3.Connection, group: list[Batch]) -> list[Batch]:
         return slot, batch.source_id, batch.first_index
 
     return sorted(group, key=key)
+
+
+def _head(sources: list[PendingSource], sizes: dict[int, int], limit: int) -> set[int]:
+    """The first sources, in order, up to ``limit`` bytes (at least one, none of all)."""
+    head: set[int] = set()
+    total = 0
+    for src in sources[:-1]:
+        if total >= limit:
+            break
+        head.add(src.id)
+        total += sizes[src.id]
+    return head
 
 
 def _pending_stat(src: PendingSource) -> tuple[int, int]:
