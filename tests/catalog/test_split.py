@@ -115,7 +115,7 @@ def test_the_spare_connections_close_with_their_catalog(tmp_path: Path) -> None:
     Indexer(catalog).run([Path(corpus.cached("native", 6, 12).out)])
     assert search(catalog, "the", limit=5)["hits"]
     spares = list(catalog.spares)
-    assert 1 <= len(spares) <= 4  # the shares' connections, kept for the next search
+    assert 1 <= len(spares) <= 3  # the other shares' connections, kept for the next search
     catalog.close()
     assert catalog.spares == []
     for db in spares:

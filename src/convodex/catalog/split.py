@@ -3,9 +3,10 @@
 BM25 over a common word is SQLite work proportional to its matches (60,000 rows of a
 210 MB history: ~50 ms on one core), and SQLite releases the interpreter lock while
 it works. So an interactive process (the CLI, the picker, the web page's server
-without worker processes) asks each core for the best candidates of its share of
-the rowids, each on a read connection of its own, and merges the ordered answers.
-Scores are exact either way: BM25's statistics are the whole table's.
+without worker processes) asks each core for the best candidates of its share of the
+rowids, the first share on its own connection and each other one on a spare read
+connection, and merges the ordered answers. Scores are exact either way: BM25's
+statistics are the whole table's.
 
 Each share reads in a transaction that checks the catalog revision, so the shares
 come from one snapshot; if a commit lands between them, the caller asks again on its
@@ -97,16 +98,21 @@ def rowid_ranges(catalog: Catalog, count: int) -> list[tuple[int, int]]:
     return [(edges[i], edges[i + 1] - 1) for i in range(count) if edges[i] < edges[i + 1]]
 
 
+def _read(db: sqlite3.Connection, revision: int, sql: str, params: Sequence[Any]) -> list[Row]:
+    """One share's rows, read in one snapshot that must be ``revision``."""
+    db.execute("BEGIN")
+    try:
+        row = db.execute("SELECT value FROM catalog_meta WHERE key = 'revision'").fetchone()
+        if (int(row[0]) if row else 0) != revision:
+            raise SnapshotMoved
+        return db.execute(sql, params).fetchall()
+    finally:
+        db.execute("COMMIT")
+
+
 def _share(catalog: Catalog, revision: int, sql: str, params: Sequence[Any]) -> list[Row]:
     with _lend(catalog) as db:
-        db.execute("BEGIN")
-        try:
-            row = db.execute("SELECT value FROM catalog_meta WHERE key = 'revision'").fetchone()
-            if (int(row[0]) if row else 0) != revision:
-                raise SnapshotMoved
-            return db.execute(sql, params).fetchall()
-        finally:
-            db.execute("COMMIT")
+        return _read(db, revision, sql, params)
 
 
 def split_query(
@@ -123,7 +129,12 @@ def split_query(
     pool = _threads()
     futures = [pool.submit(_share, catalog, revision, sql, params) for sql, params in jobs[1:]]
     try:
-        first = _share(catalog, revision, *jobs[0]) if jobs else []
+        # The first share on the caller's own connection (one spare fewer a catalog),
+        # unless it is inside a transaction of its own.
+        if catalog.db.in_transaction:
+            first = _share(catalog, revision, *jobs[0])
+        else:
+            first = _read(catalog.db, revision, *jobs[0])
     finally:
         results = [f.result() for f in futures]  # every share ends before this returns
     return [first, *results]
