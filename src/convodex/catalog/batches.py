@@ -225,7 +225,7 @@ class Batch:
         parts = max((doc.part for doc in documents), default=0) + 1
         units = 1 if parts <= PARTS_PER_UNIT else -(-parts // PARTS_PER_UNIT)
         self.next_unit = unit + units
-        # rowids.unit_base, inlined: this runs for every message indexed.
+        # The rowids layout, inlined: this runs for every message indexed.
         k, rest = divmod(unit, UNITS_PER_SLOT)
         base = (k << SLOT_SHIFT) | sub | (rest << UNIT_SHIFT)
         for doc in documents:

@@ -20,7 +20,7 @@ import msgspec
 from convodex import config
 from convodex.catalog import spans
 from convodex.catalog.db import Catalog
-from convodex.catalog.rowids import SLOT_SHIFT, UNIT_MASK, kind_of, part_of
+from convodex.catalog.rowids import UNIT_MASK, kind_of, part_of, slot_of
 from convodex.errors import NotFound, QueryError
 from convodex.models import ContextMessage, Hit
 from convodex.sqlite import sqlite3
@@ -174,7 +174,7 @@ class Hydrator:
         address = self.catalog.db.execute(
             "SELECT s.source_id, m.message, m.first_part, m.at, m.timed "
             "FROM messages AS m, slots AS s WHERE m.base = ? AND s.slot = ?",
-            (rowid & UNIT_MASK, rowid >> SLOT_SHIFT),
+            (rowid & UNIT_MASK, slot_of(rowid)),
         ).fetchone()
         if address is None:
             return None  # removed since the candidates were chosen

@@ -46,17 +46,6 @@ SLOT_SPAN = 1 << SLOT_SHIFT
 Row = TypeVar("Row", bound=tuple[Any, ...])
 
 
-def unit_base(unit: int, subagent: bool = False) -> int:
-    """A unit's first rowid, numbered by the slot's place in its source (``k``)."""
-    k, rest = divmod(unit, UNITS_PER_SLOT)
-    return (k << SLOT_SHIFT) | (SUBAGENT_BIT if subagent else 0) | (rest << UNIT_SHIFT)
-
-
-def units_for(parts: int) -> int:
-    """Units a message with parts 0 … parts-1 takes (at least one)."""
-    return max(1, -(-parts // PARTS_PER_UNIT))
-
-
 def slot_of(rowid: int) -> int:
     return rowid >> SLOT_SHIFT
 
