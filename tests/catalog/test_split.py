@@ -13,7 +13,9 @@ import corpus
 from convodex.catalog import split
 from convodex.catalog.db import Catalog, open_catalog
 from convodex.catalog.indexer import Indexer
+from convodex.catalog.plan import SearchRequest
 from convodex.errors import ConfigError
+from convodex.models import to_builtins
 from convodex.sqlite import sqlite3
 from helpers import search
 
@@ -136,3 +138,30 @@ def test_the_shares_setting_narrows_or_turns_off_the_split(
     monkeypatch.setenv("CONVODEX_SEARCH_SHARES", "many")
     with pytest.raises(ConfigError, match="CONVODEX_SEARCH_SHARES must be an integer"):
         split.shares(history)
+
+
+def spares_in_worker() -> int:
+    """Run in a search worker process: the spare connections its catalog keeps."""
+    from convodex.catalog import workers
+
+    assert workers._searcher is not None
+    return len(workers._searcher.catalog.spares)
+
+
+def test_a_search_worker_splits_a_search_only_while_it_is_the_only_one(
+    history: Catalog,
+) -> None:
+    """`serve`'s workers: a lone search uses every core, as the CLI's does; under load
+    each search stays on its worker's core."""
+    from convodex.catalog.workers import SearchPool
+
+    pool = SearchPool(history, 1)
+    try:
+        expected = search(history, "the", limit=20)["hits"]
+        page = pool.search(SearchRequest(query="the", limit=20))
+        assert to_builtins(page)["hits"] == expected
+        spares = pool._pool.submit(spares_in_worker).result()
+        assert spares == (1 if split.usable_cpus() >= 2 else 0)
+        assert pool._running == 0
+    finally:
+        pool.close()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import multiprocessing
+import threading
 from pathlib import Path
 
 from convodex.catalog import split
@@ -24,18 +25,17 @@ _searcher: Searcher | None = None
 
 
 def _open(path: str, mode: Mode) -> None:
-    """Worker start: one connection to the catalog for the worker's whole life.
-
-    A worker's search stays on its core: the pool keeps every core busy already.
-    """
+    """Worker start: one connection to the catalog for the worker's whole life."""
     global _searcher
-    split.ENABLED = False
     catalog = Catalog(connect(path, read_only=mode == "degraded"), Path(path), mode)
     _searcher = Searcher(catalog)
 
 
-def _search(request: SearchRequest) -> SearchPage:
+def _search(request: SearchRequest, alone: bool) -> SearchPage:
+    """One search; split across the cores (``split``) only when it is the pool's only
+    one: under load the other workers keep the cores busy already."""
     assert _searcher is not None, "the worker was not started by SearchPool"
+    split.ENABLED = alone
     return _searcher.search(request)
 
 
@@ -56,6 +56,9 @@ class SearchPool:
             initargs=(str(catalog.path), catalog.mode),
         )
         self.workers = workers
+        # Searches in flight: one alone may use every core.
+        self._running = 0
+        self._lock = threading.Lock()
         # The catalog file the workers opened (a recovery moves it aside).
         self.generation = catalog.generation
         # Start every worker now, so the first searches do not pay for the imports.
@@ -63,7 +66,14 @@ class SearchPool:
             future.result()
 
     def search(self, request: SearchRequest) -> SearchPage:
-        return self._pool.submit(_search, request).result()
+        with self._lock:
+            alone = self._running == 0
+            self._running += 1
+        try:
+            return self._pool.submit(_search, request, alone).result()
+        finally:
+            with self._lock:
+                self._running -= 1
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
