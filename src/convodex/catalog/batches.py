@@ -168,6 +168,12 @@ class PendingSource:
         )
 
 
+def _unit_base(unit: int, sub: int) -> int:
+    """A unit's first rowid, numbered by its slot's place in the source (``rowids``)."""
+    k, rest = divmod(unit, UNITS_PER_SLOT)
+    return (k << SLOT_SHIFT) | sub | (rest << UNIT_SHIFT)
+
+
 @dataclass(slots=True)
 class Batch:
     """Rows of one source range and the checkpoint that describes exactly them."""
@@ -225,22 +231,16 @@ class Batch:
         parts = max((doc.part for doc in documents), default=0) + 1
         units = 1 if parts <= PARTS_PER_UNIT else -(-parts // PARTS_PER_UNIT)
         self.next_unit = unit + units
-        # The rowids layout, inlined: this runs for every message indexed.
+        # _unit_base, inlined: this runs for every message indexed.
         k, rest = divmod(unit, UNITS_PER_SLOT)
         base = (k << SLOT_SHIFT) | sub | (rest << UNIT_SHIFT)
         for doc in documents:
             part, kind = doc.part, doc.kind
             if part < PARTS_PER_UNIT:
                 rowid = base | (part << PART_SHIFT) | KIND_BITS[kind]
-            else:
-                k, rest = divmod(unit + part // PARTS_PER_UNIT, UNITS_PER_SLOT)
-                rowid = (
-                    (k << SLOT_SHIFT)
-                    | sub
-                    | (rest << UNIT_SHIFT)
-                    | (part % PARTS_PER_UNIT << PART_SHIFT)
-                    | KIND_BITS[kind]
-                )
+            else:  # a further unit of this message
+                further = _unit_base(unit + part // PARTS_PER_UNIT, sub)
+                rowid = further | (part % PARTS_PER_UNIT << PART_SHIFT) | KIND_BITS[kind]
             if kind == "user_text" or kind == "assistant_text":
                 self.documents.append((rowid, projection_text(doc.text)))
                 if kind == "user_text" and self.title_index is None and not subagent:
@@ -262,9 +262,8 @@ class Batch:
         session = message.session_id
         self.messages.append((base, at, timed, session, index, 0))
         for extra in range(1, units):
-            k, rest = divmod(unit + extra, UNITS_PER_SLOT)
-            base = (k << SLOT_SHIFT) | sub | (rest << UNIT_SHIFT)
-            self.messages.append((base, at, timed, session, index, extra * PARTS_PER_UNIT))
+            further = _unit_base(unit + extra, sub)
+            self.messages.append((further, at, timed, session, index, extra * PARTS_PER_UNIT))
         self.size += message.length
 
     def time_untimed(self) -> None:

@@ -2,16 +2,15 @@
 
 BM25 over a common word is SQLite work proportional to its matches (60,000 rows of a
 210 MB history: ~50 ms on one core), and SQLite releases the interpreter lock while
-it works. So an interactive process (the CLI, the picker, the web page's server
-without worker processes) asks each core for the best candidates of its share of the
-rowids, the first share on its own connection and each other one on a spare read
-connection, and merges the ordered answers. Scores are exact either way: BM25's
-statistics are the whole table's.
+it works. So a search (in the CLI, the picker, the MCP tool, ``serve``) asks each core
+for the best candidates of its share of the rowids, the first share on its own
+connection and each other one on a spare read connection, and merges the ordered
+answers. Scores are exact either way: BM25's statistics are the whole table's.
 
 Each share reads in a transaction that checks the catalog revision, so the shares
 come from one snapshot; if a commit lands between them, the caller asks again on its
-own connection. Serving processes with search workers turn this off: their cores
-are busy with other searches already.
+own connection. ``serve``'s search workers split a search only while it is the pool's
+only one (``workers``): under load the other workers keep the cores busy already.
 """
 
 from __future__ import annotations
