@@ -39,7 +39,7 @@ from typing import Any
 import corpus
 from convodex.catalog.db import open_catalog
 from convodex.catalog.plan import SearchRequest
-from convodex.catalog.rowids import PART_SHIFT, PARTS_PER_UNIT, SLOT_SHIFT, SUBAGENT_BIT, UNIT_MASK
+from convodex.catalog.rowids import PARTS_PER_UNIT, TABLES
 from convodex.catalog.search import Searcher
 from convodex.config import catalog_path
 from convodex.models import to_builtins
@@ -107,13 +107,13 @@ def snapshot(cache: Path, queries: Sequence[str] = QUERIES) -> dict[str, Any]:
                     for h in to_builtins(page)["hits"]
                 ]
         db = catalog.db
-        for table in ("documents", "outputs"):
+        for table, layout in TABLES.items():
             out[table] = db.execute(
                 f"SELECT src.path, m.message, "
-                f"m.first_part + ((t.rowid >> {PART_SHIFT}) & {PARTS_PER_UNIT - 1}), "
-                f"t.rowid & 7, t.rowid & {SUBAGENT_BIT} FROM {table} AS t "
-                f"JOIN messages AS m ON m.base = t.rowid & {UNIT_MASK} "
-                f"JOIN slots AS s ON s.slot = t.rowid >> {SLOT_SHIFT} "
+                f"m.first_part + ((t.rowid >> {layout.kind_bits}) & {PARTS_PER_UNIT - 1}), "
+                f"{layout.kind_sql('t.rowid')}, t.rowid & {layout.subagent_bit} FROM {table} AS t "
+                f"JOIN messages AS m ON m.base = {layout.base_sql('t.rowid')} "
+                f"JOIN slots AS s ON s.slot = t.rowid >> {layout.slot_shift} "
                 "JOIN sources AS src ON src.id = s.source_id ORDER BY 1, 2, 3, 4"
             ).fetchall()
             count = db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]

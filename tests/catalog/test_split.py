@@ -14,6 +14,7 @@ from convodex.catalog import split
 from convodex.catalog.db import Catalog, open_catalog
 from convodex.catalog.indexer import Indexer
 from convodex.catalog.plan import SearchRequest
+from convodex.catalog.rowids import DOCUMENTS, TABLES
 from convodex.errors import ConfigError
 from convodex.models import to_builtins
 from convodex.sqlite import sqlite3
@@ -77,18 +78,20 @@ def test_every_page_is_the_one_a_single_connection_gives(
 
 @pytest.mark.usefixtures("cores")
 def test_the_ranges_cover_every_row_once(history: Catalog) -> None:
-    ranges = split.rowid_ranges(history, 4)
-    assert len(ranges) == 4
-    assert ranges[0][0] == 0 and ranges[-1][1] == 2**63 - 1
-    assert all(a[1] + 1 == b[0] for a, b in zip(ranges, ranges[1:], strict=False))
-    total = history.db.execute("SELECT count(*) FROM documents").fetchone()[0]
-    counted = sum(
-        history.db.execute(
-            "SELECT count(*) FROM documents WHERE rowid BETWEEN ? AND ?", bounds
-        ).fetchone()[0]
-        for bounds in ranges
-    )
-    assert counted == total
+    for table, layout in TABLES.items():
+        ranges = split.rowid_ranges(history, 4, layout.slot_shift)
+        assert len(ranges) == 4
+        assert ranges[0][0] == 0 and ranges[-1][1] == 2**63 - 1
+        assert all(a[1] + 1 == b[0] for a, b in zip(ranges, ranges[1:], strict=False))
+        total = history.db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+        shares = [
+            history.db.execute(
+                f"SELECT count(*) FROM {table} WHERE rowid BETWEEN ? AND ?", bounds
+            ).fetchone()[0]
+            for bounds in ranges
+        ]
+        assert total > 0 and sum(shares) == total
+        assert sum(1 for n in shares if n) > 1, f"{table}: one range holds every row"
 
 
 @pytest.mark.usefixtures("cores")
@@ -97,7 +100,13 @@ def test_a_commit_between_the_shares_falls_back_to_one_connection(
 ) -> None:
     expected = search(history, "the", limit=20)["hits"]
     with pytest.raises(split.SnapshotMoved):
-        split.split_query(history, history.revision() + 1, lambda bounds: ("SELECT 1", []), 2)
+        split.split_query(
+            history,
+            history.revision() + 1,
+            lambda bounds: ("SELECT 1", []),
+            2,
+            DOCUMENTS.slot_shift,
+        )
     asked: list[int] = []
 
     def moved(*args: Any) -> list[tuple[Any, ...]]:

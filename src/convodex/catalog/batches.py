@@ -18,13 +18,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from convodex.catalog.rowids import (
-    KIND_BITS,
-    PART_SHIFT,
+    DOCUMENTS,
+    KEY_SLOT_SHIFT,
+    KEY_SUBAGENT,
+    OUTPUTS,
     PARTS_PER_UNIT,
-    SLOT_SHIFT,
-    SUBAGENT_BIT,
+    UNIT_BITS,
     UNIT_SHIFT,
     UNITS_PER_SLOT,
+    unit_key,
 )
 from convodex.models import IndexStats
 from convodex.sources.base import (
@@ -168,10 +170,9 @@ class PendingSource:
         )
 
 
-def _unit_base(unit: int, sub: int) -> int:
-    """A unit's first rowid, numbered by its slot's place in the source (``rowids``)."""
-    k, rest = divmod(unit, UNITS_PER_SLOT)
-    return (k << SLOT_SHIFT) | sub | (rest << UNIT_SHIFT)
+# Each table's rowid form (``rowids.Table``), as constants for the loop over every part.
+_DOCUMENT_LOW, _DOCUMENT_KIND_BITS, _CODES = DOCUMENTS.low, DOCUMENTS.kind_bits, DOCUMENTS.codes
+_OUTPUT_LOW = OUTPUTS.low
 
 
 @dataclass(slots=True)
@@ -186,7 +187,7 @@ class Batch:
     first_index: int = 0
     checkpoint: Checkpoint | None = None
     failure: Failure | None = None
-    # Per unit (``rowids``): (base rowid, time, whether the message recorded it, its
+    # Per unit (``rowids``): (its first address, time, whether the message recorded it, its
     # own session, message index, first part).
     messages: list[tuple[int, int, int, str | None, int, int]] = field(default_factory=list)
     # The source's units this batch numbers: first_unit … next_unit - 1.
@@ -225,28 +226,31 @@ class Batch:
             self.first_index = index
         self.locations.append((message.offset, message.length))
         subagent = message.subagent
-        sub = SUBAGENT_BIT if subagent or self.subagent else 0
+        sub = KEY_SUBAGENT if subagent or self.subagent else 0
         unit = self.next_unit
         documents = message.documents
         parts = max((doc.part for doc in documents), default=0) + 1
         units = 1 if parts <= PARTS_PER_UNIT else -(-parts // PARTS_PER_UNIT)
         self.next_unit = unit + units
-        # _unit_base, inlined: this runs for every message indexed.
-        k, rest = divmod(unit, UNITS_PER_SLOT)
-        base = (k << SLOT_SHIFT) | sub | (rest << UNIT_SHIFT)
+        # unit_key, inlined: this runs for every message indexed (``rowids``).
+        key = (unit >> UNIT_BITS) << KEY_SLOT_SHIFT | sub | (unit & (UNITS_PER_SLOT - 1))
         for doc in documents:
             part, kind = doc.part, doc.kind
-            if part < PARTS_PER_UNIT:
-                rowid = base | (part << PART_SHIFT) | KIND_BITS[kind]
-            else:  # a further unit of this message
-                further = _unit_base(unit + part // PARTS_PER_UNIT, sub)
-                rowid = further | (part % PARTS_PER_UNIT << PART_SHIFT) | KIND_BITS[kind]
+            if part >= PARTS_PER_UNIT:  # in a further unit of this message
+                key_of = unit_key(unit + part // PARTS_PER_UNIT, sub)
+                part %= PARTS_PER_UNIT
+            else:
+                key_of = key
+            if kind == "tool_output":
+                self.outputs.append(
+                    ((key_of << _OUTPUT_LOW) | part, projection_text(doc.text, doc.tool_name))
+                )
+                continue
+            rowid = (key_of << _DOCUMENT_LOW) | (part << _DOCUMENT_KIND_BITS) | _CODES[kind]
             if kind == "user_text" or kind == "assistant_text":
                 self.documents.append((rowid, projection_text(doc.text)))
                 if kind == "user_text" and self.title_index is None and not subagent:
                     self.title_index = index
-            elif kind == "tool_output":
-                self.outputs.append((rowid, projection_text(doc.text, doc.tool_name)))
             else:
                 self.documents.append((rowid, projection_text(doc.text, doc.tool_name)))
         at = message.created_at
@@ -260,9 +264,9 @@ class Batch:
             self.last_activity = max(self.last_activity or 0, at)
             self.first_activity = min(self.first_activity or at, at)
         session = message.session_id
-        self.messages.append((base, at, timed, session, index, 0))
+        self.messages.append((key << UNIT_SHIFT, at, timed, session, index, 0))
         for extra in range(1, units):
-            further = _unit_base(unit + extra, sub)
+            further = unit_key(unit + extra, sub) << UNIT_SHIFT
             self.messages.append((further, at, timed, session, index, extra * PARTS_PER_UNIT))
         self.size += message.length
 

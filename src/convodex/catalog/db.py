@@ -37,8 +37,9 @@ MIN_SQLITE = (3, 43, 0)  # FTS5 contentless_delete
 # What the projection holds beside tokens (marks, message rows); a change rebuilds it.
 # 2: tool-name marks and per-message times. 3: spans packed from their batch's first
 # offset (``spans.pack``). 4: every row of a sub-agent session carries the sub-agent bit.
-# 5: compact rowids in slots (``rowids``).
-PROJECTION_VERSION = 5
+# 5: compact rowids in slots (``rowids``). 6: each FTS5 table its own rowid form, and
+# spans packed at the narrowest widths.
+PROJECTION_VERSION = 6
 
 
 class Catalog(msgspec.Struct):

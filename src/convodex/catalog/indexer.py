@@ -26,7 +26,16 @@ from convodex.catalog.batches import (
     read_in_helper,
 )
 from convodex.catalog.db import Catalog
-from convodex.catalog.rowids import UNITS_PER_SLOT, moved, moved_pairs, slot_ranges, slot_steps
+from convodex.catalog.rowids import (
+    DOCUMENTS,
+    OUTPUTS,
+    SLOT_SHIFT,
+    UNITS_PER_SLOT,
+    moved,
+    moved_pairs,
+    slot_ranges,
+    slot_steps,
+)
 from convodex.catalog.split import usable_cpus
 from convodex.models import IndexStats
 from convodex.sources.base import Budget
@@ -96,16 +105,19 @@ _MARK_FAILED = (  # parameters: a batches.Failure
 )
 
 
-def source_ranges(db: sqlite3.Connection, source_id: int) -> list[tuple[int, int]]:
-    """The rowid ranges of a source's slots."""
-    rows = db.execute("SELECT slot FROM slots WHERE source_id = ?", (source_id,))
-    return slot_ranges(int(row[0]) for row in rows)
+def source_slots(db: sqlite3.Connection, source_id: int) -> list[int]:
+    return [
+        int(row[0])
+        for row in db.execute("SELECT slot FROM slots WHERE source_id = ?", (source_id,))
+    ]
 
 
 def delete_source_rows(db: sqlite3.Connection, source_id: int) -> None:
-    for low, high in source_ranges(db, source_id):
-        db.execute("DELETE FROM documents WHERE rowid BETWEEN ? AND ?", (low, high))
-        db.execute("DELETE FROM outputs WHERE rowid BETWEEN ? AND ?", (low, high))
+    slots = source_slots(db, source_id)
+    for table in (DOCUMENTS, OUTPUTS):
+        for low, high in slot_ranges(slots, table.slot_shift):
+            db.execute(f"DELETE FROM {table.name} WHERE rowid BETWEEN ? AND ?", (low, high))
+    for low, high in slot_ranges(slots):
         db.execute("DELETE FROM messages WHERE base BETWEEN ? AND ?", (low, high))
     db.execute("DELETE FROM spans WHERE source_id = ?", (source_id,))
     db.execute("DELETE FROM slots WHERE source_id = ?", (source_id,))
@@ -153,11 +165,16 @@ def apply_batch(db: sqlite3.Connection, batch: Batch, retime: list[int] | None =
     if batch.failure is not None:
         db.execute(_MARK_FAILED, batch.failure._asdict())
         return True
-    steps = slot_steps(batch_slots(db, batch))
-    if steps:
-        db.executemany(_INSERT_DOCUMENTS, moved_pairs(batch.documents, steps))
-        db.executemany(_INSERT_OUTPUTS, moved_pairs(batch.outputs, steps))
-        db.executemany(_INSERT_MESSAGES, moved(batch.messages, steps))
+    slots = batch_slots(db, batch)
+    if slots:
+        shift = DOCUMENTS.slot_shift
+        db.executemany(
+            _INSERT_DOCUMENTS, moved_pairs(batch.documents, slot_steps(slots, shift), shift)
+        )
+        shift = OUTPUTS.slot_shift
+        db.executemany(_INSERT_OUTPUTS, moved_pairs(batch.outputs, slot_steps(slots, shift), shift))
+        steps = slot_steps(slots, SLOT_SHIFT)
+        db.executemany(_INSERT_MESSAGES, moved(batch.messages, steps, SLOT_SHIFT))
     spans.insert(db, batch.source_id, batch.first_index, batch.locations)
     if batch.checkpoint is not None:
         checkpoint = batch.checkpoint
@@ -182,7 +199,7 @@ def retime_untimed(db: sqlite3.Connection, source_ids: list[int]) -> None:
     of 14 s of SQLite work went to these updates and the merges of their segments).
     """
     for source_id in source_ids:
-        for low, high in source_ranges(db, source_id):
+        for low, high in slot_ranges(source_slots(db, source_id)):
             db.execute(_UNTIMED_AT, (source_id, low, high))
 
 

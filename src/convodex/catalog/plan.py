@@ -19,7 +19,7 @@ from typing import Any, Literal
 import msgspec
 
 from convodex.catalog.db import Catalog
-from convodex.catalog.rowids import KIND_BITS, SLOT_SHIFT, SUBAGENT_BIT, UNIT_MASK
+from convodex.catalog.rowids import TABLES
 from convodex.errors import QueryError
 from convodex.text.dates import parse_time
 from convodex.text.documents import KINDS, Kind, parse_kinds
@@ -123,14 +123,19 @@ class Plan(msgspec.Struct):
         sub-agent sessions would have matched (``subagentHits``).
         """
         where = Where()
+        layout = TABLES[table]
         # Qualified: inside a subquery on ``messages``, a bare ``rowid`` is its own.
         rowid = f"{table}.rowid"
-        main = [k for k in self.kinds if k != "tool_output"]
-        if table == "documents" and len(main) < len(KINDS) - 1:
-            where.add(f"({rowid} & 7) IN ({_marks(main)})", *(KIND_BITS[k] for k in main))
+        base = layout.base_sql(rowid)
+        main = [k for k in self.kinds if k in layout.codes]
+        if len(main) < len(layout.kinds):
+            where.add(
+                f"{layout.kind_sql(rowid)} IN ({_marks(main)})", *(layout.codes[k] for k in main)
+            )
+        slot = f"({rowid} >> {layout.slot_shift})"
         if self.sources_sql is not None:
             where.add(
-                f"({rowid} >> {SLOT_SHIFT}) IN (SELECT slot FROM slots WHERE source_id IN "
+                f"{slot} IN (SELECT slot FROM slots WHERE source_id IN "
                 f"(SELECT id FROM sources WHERE {self.sources_sql}))",
                 *self.sources_params,
             )
@@ -139,12 +144,12 @@ class Plan(msgspec.Struct):
         # inside SQL, before ranking, by arithmetic on the rowid (a lookup per match in
         # the sub-agent sources cost 10 of 60 ms on a common word).
         if subagents:
-            where.add(f"({rowid} & {SUBAGENT_BIT}) != 0")
+            where.add(f"({rowid} & {layout.subagent_bit}) != 0")
         elif not self.include_subagents:
-            where.add(f"({rowid} & {SUBAGENT_BIT}) = 0")
+            where.add(f"({rowid} & {layout.subagent_bit}) = 0")
         if self.since is not None or self.until is not None:
             where.add(
-                f"(SELECT at FROM messages WHERE base = {rowid} & {UNIT_MASK}) BETWEEN ? AND ?",
+                f"(SELECT at FROM messages WHERE base = {base}) BETWEEN ? AND ?",
                 self.since if self.since is not None else -(2**62),
                 self.until if self.until is not None else 2**62,
             )
@@ -152,9 +157,9 @@ class Plan(msgspec.Struct):
             # A file of many sessions: a message of another session than its source's
             # counts only when its own session is named.
             keys = _marks(self.session_keys)
-            named = f"(SELECT session_key FROM messages WHERE base = {rowid} & {UNIT_MASK})"
+            named = f"(SELECT session_key FROM messages WHERE base = {base})"
             where.add(
-                f"(({named}) IS NULL AND ({rowid} >> {SLOT_SHIFT}) IN (SELECT slot FROM slots "
+                f"(({named}) IS NULL AND {slot} IN (SELECT slot FROM slots "
                 f"WHERE source_id IN (SELECT id FROM sources WHERE session_id IN ({keys})))) "
                 f"OR ({named}) IN ({keys})",
                 *self.session_keys,

@@ -15,7 +15,7 @@ import contextlib
 import heapq
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,7 @@ from convodex.catalog import split
 from convodex.catalog.db import Catalog
 from convodex.catalog.hits import Hydrator, RuntimeState, around_path
 from convodex.catalog.plan import Plan, SearchRequest, make_plan
-from convodex.catalog.rowids import UNIT_MASK
+from convodex.catalog.rowids import TABLES
 from convodex.errors import QueryError
 from convodex.models import ContextMessage, Hit, Progress, ProgressState, SearchPage
 from convodex.sqlite import sqlite3
@@ -122,8 +122,10 @@ def root_ids_for(catalog: Catalog, roots: Sequence[Path] | None) -> list[int] | 
     return ids
 
 
-def _candidate(row: tuple[Any, ...]) -> Candidate:
-    return float(row[0]), int(row[1]), float(row[2])
+def _candidates(rows: Iterable[tuple[Any, ...]], table: str) -> list[Candidate]:
+    """SQL rows (order key, the table's rowid, score) as candidates (rowid: address)."""
+    address = TABLES[table].address
+    return [(float(k), address(rowid), float(score)) for k, rowid, score in rows]
 
 
 def encode_cursor(revision: int, key: str, after: tuple[float, int]) -> str:
@@ -279,7 +281,8 @@ class Searcher:
                 sql = (
                     f"SELECT {sign}m.at AS k, c.rowid, 0.0 FROM "
                     f"(SELECT rowid FROM {table} WHERE {table} MATCH ?{where.text()}) AS c "
-                    f"JOIN messages AS m ON m.base = c.rowid & {UNIT_MASK} ORDER BY k, c.rowid"
+                    f"JOIN messages AS m ON m.base = {TABLES[table].base_sql('c.rowid')} "
+                    "ORDER BY k, c.rowid"
                 )
             if count is not None:
                 sql += " LIMIT ?"
@@ -291,10 +294,11 @@ class Searcher:
             if parts > 1:
                 with contextlib.suppress(split.SnapshotMoved):
                     revision = self.catalog.revision()
-                    runs = split.split_query(self.catalog, revision, build, parts)
-                    return [_candidate(row) for row in split.merged(runs, count)]
+                    shift = TABLES[table].slot_shift
+                    runs = split.split_query(self.catalog, revision, build, parts, shift)
+                    return _candidates(split.merged(runs, count), table)
             sql, params = build(None)
-            return [_candidate(row) for row in self.catalog.db.execute(sql, params)]
+            return _candidates(self.catalog.db.execute(sql, params), table)
         except sqlite3.OperationalError as exc:
             raise QueryError("query cannot be searched") from exc
 

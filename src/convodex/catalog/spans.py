@@ -1,10 +1,11 @@
 """Where each message's record lives in its source: packed (offset, length) pairs.
 
 One row per indexing batch keeps the catalog small; a lookup reads one row. A row's
-blob is a width byte (4 or 8), the batch's first offset as a little-endian u64, then
-per message its offset from that first one and its length, each ``width`` bytes: 8
-bytes a message for nearly every batch instead of 16 (5.5 of 77 MB of a native
-catalog was spans).
+blob is the width of its offsets and of its lengths (a byte each: 2, 4 or 8), the
+batch's first offset as a little-endian u64, then every message's offset from that
+first one, then every message's length, each as narrow as the batch allows: 6 bytes
+a message for nearly every batch (lengths under 64 KiB) instead of 16 (5.5 of 77 MB of
+a native catalog was spans; 2.5 of 56.5 MB with 8 bytes a message).
 """
 
 from __future__ import annotations
@@ -12,29 +13,38 @@ from __future__ import annotations
 import struct
 import sys
 from array import array
-from itertools import chain
 
 from convodex.sqlite import sqlite3
 
-_BASE = struct.Struct("<BQ")
-_PAIRS = {4: struct.Struct("<II"), 8: struct.Struct("<QQ")}
+_HEAD = struct.Struct("<BBQ")
+_TYPECODES = {2: "H", 4: "I", 8: "Q"}
+_ONE = {2: struct.Struct("<H"), 4: struct.Struct("<I"), 8: struct.Struct("<Q")}
+
+
+def _packed(values: list[int]) -> tuple[int, bytes]:
+    """The narrowest width that holds every value, and the values at that width."""
+    top = max(values, default=0)
+    width = 2 if top < 1 << 16 else 4 if top < 1 << 32 else 8
+    packed = array(_TYPECODES[width], values)
+    if sys.byteorder != "little":
+        packed.byteswap()
+    return width, packed.tobytes()
 
 
 def pack(spans: list[tuple[int, int]]) -> bytes:
     base = min(offset for offset, _ in spans)
-    values = array("Q", chain.from_iterable((offset - base, length) for offset, length in spans))
-    width = 4 if max(values) < 1 << 32 else 8
-    if width == 4:
-        values = array("I", values)
-    if sys.byteorder != "little":
-        values.byteswap()
-    return _BASE.pack(width, base) + values.tobytes()
+    offset_width, offsets = _packed([offset - base for offset, _ in spans])
+    length_width, lengths = _packed([length for _, length in spans])
+    return _HEAD.pack(offset_width, length_width, base) + offsets + lengths
 
 
 def unpack_at(blob: bytes, position: int) -> tuple[int, int]:
     """(offset, length) of the message at ``position`` in a packed row."""
-    width, base = _BASE.unpack_from(blob)
-    relative, length = _PAIRS[width].unpack_from(blob, _BASE.size + position * 2 * width)
+    offset_width, length_width, base = _HEAD.unpack_from(blob)
+    count = (len(blob) - _HEAD.size) // (offset_width + length_width)
+    (relative,) = _ONE[offset_width].unpack_from(blob, _HEAD.size + position * offset_width)
+    lengths = _HEAD.size + count * offset_width
+    (length,) = _ONE[length_width].unpack_from(blob, lengths + position * length_width)
     return base + relative, length
 
 

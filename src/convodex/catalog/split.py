@@ -25,7 +25,6 @@ from typing import Any
 
 from convodex import config
 from convodex.catalog.db import Catalog, connect
-from convodex.catalog.rowids import SLOT_SHIFT
 from convodex.sqlite import sqlite3
 
 # Shares beyond the cores only wait (``config.SEARCH_SHARES``: four at most).
@@ -88,12 +87,13 @@ class SnapshotMoved(Exception):
     """A commit landed between the shares: their answers are not one snapshot."""
 
 
-def rowid_ranges(catalog: Catalog, count: int) -> list[tuple[int, int]]:
-    """``count`` disjoint rowid ranges covering every row, about equal in slots."""
+def rowid_ranges(catalog: Catalog, count: int, shift: int) -> list[tuple[int, int]]:
+    """``count`` disjoint rowid ranges covering every row, about equal in slots (of
+    rowids whose slot is ``rowid >> shift``)."""
     top = catalog.db.execute("SELECT max(slot) FROM slots").fetchone()[0]
     slots = (int(top) if top is not None else 0) + 1
     step = -(-slots // count)
-    edges = [min(slots, i * step) << SLOT_SHIFT for i in range(count)] + [2**63]
+    edges = [min(slots, i * step) << shift for i in range(count)] + [2**63]
     return [(edges[i], edges[i + 1] - 1) for i in range(count) if edges[i] < edges[i + 1]]
 
 
@@ -119,12 +119,13 @@ def split_query(
     revision: int,
     build: Callable[[tuple[int, int]], tuple[str, list[Any]]],
     parts: int,
+    shift: int,
 ) -> list[list[Row]]:
     """Each range's rows (``build`` gives a range's SQL and parameters), in range order.
 
     Raises ``SnapshotMoved`` when the catalog moved on from ``revision`` meanwhile.
     """
-    jobs = [build(bounds) for bounds in rowid_ranges(catalog, parts)]
+    jobs = [build(bounds) for bounds in rowid_ranges(catalog, parts, shift)]
     pool = _threads()
     futures = [pool.submit(_share, catalog, revision, sql, params) for sql, params in jobs[1:]]
     try:
