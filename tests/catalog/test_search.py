@@ -9,6 +9,7 @@ import pytest
 
 from convodex.catalog.db import Catalog
 from convodex.catalog.indexer import Indexer
+from convodex.catalog.plan import SearchRequest, make_plan
 from convodex.catalog.search import Searcher
 from convodex.errors import QueryError
 from helpers import CliRun, as_json, search, write_session
@@ -272,6 +273,30 @@ def test_root_filter(tmp_path: Path, catalog: Catalog) -> None:
     assert len(search(catalog, "shared")["hits"]) == 2
     only = search(catalog, "shared", roots=[two])["hits"]
     assert [h["sessionId"] for h in only] == ["b"]
+
+
+def test_a_scope_of_every_root_filters_nothing_until_another_root_comes(
+    tmp_path: Path, catalog: Catalog
+) -> None:
+    """``serve --root`` scopes every search to the roots the catalog holds: no check
+    per match then, and the same hits and cursors; a root outside the scope is left out."""
+    one, two, three = tmp_path / "one", tmp_path / "two", tmp_path / "three"
+    for folder, name in ((one, "a"), (two, "b"), (three, "c")):
+        write_session(folder, name, [{"role": "user", "content": "shared word"}])
+    Indexer(catalog).run([one, two])
+    scope = SearchRequest(query="shared", roots=[two, one])
+    assert make_plan(catalog, scope).sources_sql is None
+    first = search(catalog, "shared", roots=[one, two], limit=1)
+    assert len(first["hits"]) == 1 and first["nextCursor"]
+    rest = search(catalog, "shared", roots=[two, one], limit=1, cursor=first["nextCursor"])
+    assert {h["sessionId"] for h in first["hits"] + rest["hits"]} == {"a", "b"}
+    Indexer(catalog).run([three])
+    assert make_plan(catalog, scope).sources_sql is not None
+    assert {h["sessionId"] for h in search(catalog, "shared", roots=[one, two])["hits"]} == {
+        "a",
+        "b",
+    }
+    assert len(search(catalog, "shared")["hits"]) == 3
 
 
 def test_cli_search_json(root: Path, cli: CliRun) -> None:

@@ -196,8 +196,8 @@ def make_plan(catalog: Catalog, request: SearchRequest) -> Plan:
         raise QueryError("tool: needs a tool name")
     where: list[str] = []
     params: list[Any] = []
-    if request.roots is not None:
-        roots = [str(r) for r in request.roots]
+    roots = None if request.roots is None else sorted(str(r) for r in request.roots)
+    if roots is not None and _outside(catalog, roots):
         where.append(f"root_id IN (SELECT id FROM roots WHERE path IN ({_marks(roots)}))")
         params.extend(roots)
     agents = _agents([*request.agents, *given.get("agent", ())])
@@ -226,6 +226,7 @@ def make_plan(catalog: Catalog, request: SearchRequest) -> Plan:
         list(kinds),
         sort,
         request.include_subagents,
+        roots,
         where,
         [str(p) for p in params],
         list(session_keys),
@@ -247,6 +248,16 @@ def make_plan(catalog: Catalog, request: SearchRequest) -> Plan:
         session_keys=session_keys,
         key=f"{zlib.crc32(raw):08x}{zlib.adler32(raw):08x}",
     )
+
+
+def _outside(catalog: Catalog, roots: list[str]) -> bool:
+    """Whether the catalog holds a root besides ``roots``. A service scoped to every
+    root the catalog holds (``serve --root``, the usual case) filters nothing, and the
+    filter cost a check per match: 104 → 124 ms for ``the`` on 210 MB."""
+    row = catalog.db.execute(
+        f"SELECT 1 FROM roots WHERE path NOT IN ({_marks(roots)}) LIMIT 1", roots
+    ).fetchone()
+    return row is not None
 
 
 def _one(name: str, option: str | None, inline: Sequence[str]) -> str | None:
