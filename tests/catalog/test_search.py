@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -314,3 +316,35 @@ def test_cli_search_json(root: Path, cli: CliRun) -> None:
     outputs = as_json(cli("search", "kraken", "--kind", "tool_output", "--around", "1", "--json"))
     assert [h["kind"] for h in outputs["hits"]] == ["tool_output"]
     assert [c["messageIndex"] for c in outputs["hits"][0]["around"]] == [1, 2, 3]
+
+
+def test_a_warm_process_reads_a_title_once_and_again_when_its_file_changes(
+    root: Path, catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Titles of hits from sessions without a title of their own are their first user
+    message: read from the file once per file state, not once per search."""
+    from convodex.sources.registry import FORMATS
+
+    first = {"role": "user", "content": "Why does the replica lag"}
+    path = write_session(root, "lagging", [first, {"role": "assistant", "content": "walrus"}])
+    Indexer(catalog).run([root])
+    native = FORMATS["session_log"]
+    read: list[int] = []
+    original = native.load
+
+    def load(path: Path, offset: int, length: int, index: int) -> Any:
+        read.append(index)
+        return original(path, offset, length, index)
+
+    monkeypatch.setattr(native, "load", load)
+    for _ in range(3):
+        hits = search(catalog, "walrus")["hits"]
+        assert [h["sessionTitle"] for h in hits] == ["Why does the replica lag"]
+    assert sorted(read) == [0, 1, 1, 1]  # the title once, the hit every time
+    first["content"] = "Why does the primary lag"
+    write_session(root, "lagging", [first, {"role": "assistant", "content": "walrus"}])
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 10**9))
+    Indexer(catalog).run([root])
+    assert [h["sessionTitle"] for h in search(catalog, "walrus")["hits"]] == [
+        "Why does the primary lag"
+    ]
