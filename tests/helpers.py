@@ -273,3 +273,43 @@ def write_vscdb(path: Path) -> None:
             "INSERT INTO cursorDiskKV VALUES ('composerData:comp-1', ?)", (json.dumps(composer),)
         )
     db.close()
+
+
+def slow_helper(*args: Any) -> None:
+    """An index helper that waits 50 ms before it claims each source: a helper that is
+    the slower half, so the indexing process claims sources too."""
+    import time
+
+    from convodex.catalog import batches
+
+    claim = batches.Claims.claim
+
+    def slowly(self: batches.Claims, count: int, allow: Any = None) -> int | None:
+        time.sleep(0.05)
+        return claim(self, count, allow)
+
+    batches.Claims.claim = slowly  # type: ignore[method-assign]
+    batches.read_in_helper(*args)
+
+
+def die_after_a_group(*args: Any) -> None:
+    """An index helper that dies (as if killed) right after sending its first group."""
+    import os
+
+    from convodex.catalog import batches
+
+    connect = batches._connection
+
+    def connection(sock: Any) -> Any:
+        conn = connect(sock)
+        send = conn.send
+
+        def send_then_die(obj: Any) -> None:
+            send(obj)
+            os._exit(3)
+
+        conn.send = send_then_die  # type: ignore[method-assign]
+        return conn
+
+    batches._connection = connection
+    batches.read_in_helper(*args)

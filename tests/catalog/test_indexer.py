@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from convodex.catalog.batches import signature
-from convodex.catalog.db import Catalog
+from convodex.catalog.db import Catalog, open_catalog
 from convodex.catalog.indexer import Indexer
 from convodex.catalog.rowids import SLOT_SHIFT
 from helpers import CliRun, append_lines, as_json, search, write_codex_rollout, write_session
@@ -198,6 +198,37 @@ def test_a_dead_indexing_helper_never_stalls_a_run(
     stats = Indexer(catalog).run([root])
     assert stats.indexed == 6 and stats.failed == 0
     assert len(hits(catalog, "alpha3")) == 40
+
+
+@pytest.mark.parametrize("helper", ["die_after_a_group", "slow_helper"])
+def test_sources_the_helper_did_not_deliver_are_read_here_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, helper: str
+) -> None:
+    """A helper that dies after its first group, or is slow: this process reads (and
+    counts) every other source exactly once, in order, claimed or not."""
+    import helpers
+    from convodex.catalog import indexer as indexer_module
+
+    root = tmp_path / "sessions"
+    for i in range(30):
+        write_session(root, f"s{i:02}", convo(f"alpha{i}", 30))
+    monkeypatch.setattr(indexer_module, "HELPER_MIN_BYTES", 1)
+    monkeypatch.setattr(indexer_module, "HELPER_MIN_CPUS", 1)
+    monkeypatch.setattr(indexer_module, "HELPER_HEAD_BYTES", 1)
+    monkeypatch.setattr(indexer_module, "COMMIT_BYTES", 8 * 1024)  # many small groups
+    with open_catalog(tmp_path / "alone") as alone:
+        expected = Indexer(alone, helper_process=False).run([root])
+        found = {i: hits(alone, f"alpha{i}") for i in range(30)}
+    monkeypatch.setattr(indexer_module, "read_in_helper", getattr(helpers, helper))
+    with open_catalog(tmp_path / "helped") as helped:
+        stats = Indexer(helped).run([root])
+        assert {i: hits(helped, f"alpha{i}") for i in range(30)} == found
+    assert (stats.indexed, stats.failed, stats.messages, stats.documents) == (
+        expected.indexed,
+        0,
+        expected.messages,
+        expected.documents,
+    )
 
 
 @pytest.mark.parametrize("helper", [False, True])

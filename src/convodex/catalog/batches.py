@@ -7,10 +7,12 @@ tokenizing (Python) overlap with FTS5 inserts (SQLite) on two cores.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import os
 import signal
 import socket
+import struct
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -428,6 +430,42 @@ class SourceReader:
         return len(result.errors)
 
 
+class Claims:
+    """Which sources are taken: a counter in a file both processes lock, so the
+    indexing process reads a small source itself whenever it would otherwise wait for
+    the helper, and the helper skips it.
+
+    Sources are claimed in order (the helper one at a time, as it reads), so every
+    source is read once and the commits keep their order: newest first, and the
+    rowids (tie order) those of a single process. The helper opens the file by its
+    path, like the channel's address: never an inherited descriptor.
+    """
+
+    _COUNTER = struct.Struct("<q")
+
+    def __init__(self, path: str, create: bool = False) -> None:
+        flags = os.O_RDWR | (os.O_CREAT | os.O_EXCL if create else 0)
+        self.fd = os.open(path, flags, 0o600)
+        if create:
+            os.pwrite(self.fd, self._COUNTER.pack(0), 0)
+
+    def claim(self, count: int, allow: Callable[[int], bool] | None = None) -> int | None:
+        """The next unclaimed source's place, now taken; None when all are taken (or
+        the next one is not ``allow``ed)."""
+        fcntl.lockf(self.fd, fcntl.LOCK_EX)
+        try:
+            (place,) = self._COUNTER.unpack(os.pread(self.fd, self._COUNTER.size, 0))
+            if place >= count or (allow is not None and not allow(place)):
+                return None
+            os.pwrite(self.fd, self._COUNTER.pack(place + 1), 0)
+            return int(place)
+        finally:
+            fcntl.lockf(self.fd, fcntl.LOCK_UN)
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
 class HelperChannel:
     """Where an index helper connects back to its parent: a Unix socket in a private
     temporary directory.
@@ -441,6 +479,8 @@ class HelperChannel:
     def __init__(self) -> None:
         self._folder = tempfile.TemporaryDirectory(prefix="convodex-helper-")
         self.address = os.path.join(self._folder.name, "helper.sock")
+        self.claims_path = os.path.join(self._folder.name, "claims")
+        self.claims = Claims(self.claims_path, create=True)
         self._server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._server.bind(self.address)
         self._server.listen(1)
@@ -463,6 +503,7 @@ class HelperChannel:
 
     def close(self) -> None:
         self._server.close()
+        self.claims.close()
         self._folder.cleanup()
 
     def __enter__(self) -> HelperChannel:
@@ -478,10 +519,11 @@ def _connection(sock: socket.socket) -> Connection:
     return Connection(sock.detach())
 
 
-def read_in_helper(address: str, budget: Budget, group_bytes: int) -> None:
-    """Helper-process entry point: the sources the parent sends, read into batches and
-    sent back in groups of about ``group_bytes`` (the first ones smaller: the parent's
-    first commits wait for them).
+def read_in_helper(address: str, claims_path: str, budget: Budget, group_bytes: int) -> None:
+    """Helper-process entry point: the sources the parent sends, each one it claims
+    (``Claims``) read into batches and sent back in groups of about ``group_bytes``
+    (the first ones smaller: the parent's first commits wait for them), each as
+    (its sources' batches, what reading them counted, whether it is the last).
 
     The parent receives on its own thread, only when it wants the next group, so no
     thread of the parent competes with its SQLite inserts for the GIL; the socket keeps
@@ -493,28 +535,36 @@ def read_in_helper(address: str, budget: Budget, group_bytes: int) -> None:
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
+        claims = Claims(claims_path)  # before connecting: connected, the path is gone
+    except OSError:
+        return  # the parent is gone already
+    try:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.connect(address)
     except OSError:
-        return  # the parent is gone already
+        claims.close()
+        return
     conn = _connection(sock)
     reader = SourceReader(budget)
     try:
         sources: list[PendingSource] = conn.recv()
         group: list[tuple[int, list[Batch]]] = []
         size, limit = 0, max(1, group_bytes // 8)
-        for src in sources:
+        while (place := claims.claim(len(sources))) is not None:
+            src = sources[place]
             batches = list(reader.batches(src))
             group.append((src.id, batches))
             size += sum(b.size for b in batches)
             if size >= limit:
-                conn.send(group)
-                group, size = [], 0
+                # Each group carries what reading it counted: a helper that dies
+                # later leaves the counts of what it delivered.
+                conn.send((group, reader.stats, False))
+                group, size, reader.stats = [], 0, IndexStats()
                 limit = min(2 * limit, group_bytes)
-        conn.send(group)
-        conn.send(reader.stats)
+        conn.send((group, reader.stats, True))
     except PARENT_GONE:
         pass
     finally:
+        claims.close()
         with contextlib.suppress(OSError):
             conn.close()

@@ -11,6 +11,7 @@ FIFO) or that breaks detection is failed by the scan that finds it, and the run 
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.connection
 import os
 import time
 from collections.abc import Callable, Generator, Iterable
@@ -57,6 +58,9 @@ HELPER_POLL_SECONDS = 0.5
 # reads this much of the newest small sources itself: the first commits do not wait
 # for the helper, and the committing process does not sit idle.
 HELPER_HEAD_BYTES = 4 * 1024 * 1024
+# The sources this process may read itself while the helper is busy (``Claims``):
+# small ones only, so a commit the helper has ready never waits long.
+CLAIM_MAX_SOURCE_BYTES = 1024 * 1024
 # What ``_read_in_helper`` yields first: the helper process has been started.
 STARTED: tuple[int, list[Batch]] = (-1, [])
 
@@ -433,13 +437,14 @@ class Indexer:
         # A helper returns a source whole, so whole sources must fit the retained budget.
         whole = min(HELPER_MAX_SOURCE_BYTES, self.budget.max_retained_bytes)
         small = [s for s in sources if sizes[s.id] <= whole]
-        helped: Generator[tuple[int, list[Batch]], None, None] | None = None
+        helped: Generator[tuple[int, Iterable[Batch]], None, None] | None = None
         # The newest small sources this process reads itself while the helper starts.
         head: set[int] = set()
         if self.helper_process and total >= HELPER_MIN_BYTES and len(small) > 1:
             if usable_cpus() >= HELPER_MIN_CPUS:
                 head = _head(small, sizes, HELPER_HEAD_BYTES)
-                helped = self._read_in_helper([s for s in small if s.id not in head])
+                rest = [s for s in small if s.id not in head]
+                helped = self._read_in_helper(rest, reader, sizes)
                 if next(helped, None) is not STARTED:
                     helped, head = None, set()  # it could not start: all is read here
         try:
@@ -461,21 +466,21 @@ class Indexer:
         self.stats.add(reader.stats)
 
     def _read_in_helper(
-        self, sources: list[PendingSource]
-    ) -> Generator[tuple[int, list[Batch]], None, None]:
+        self, sources: list[PendingSource], reader: SourceReader, sizes: dict[int, int]
+    ) -> Generator[tuple[int, Iterable[Batch]], None, None]:
         """Read and tokenize in a helper process while this one commits (two cores).
 
         Yields ``STARTED`` once the process is started, then each source's batches in
-        the order given, until the helper is done or cannot start or dies (no
-        importable main module, killed): the caller reads what it did not deliver.
+        the order given (``_delivered``); if the helper cannot start or connect, it
+        yields nothing more and the caller reads the sources itself.
         """
         context = multiprocessing.get_context("spawn")
         with HelperChannel() as channel:
-            # The helper gets only the channel's address: a small start-up message,
+            # The helper gets only the channel's addresses: a small start-up message,
             # nothing it could read half of should this process die meanwhile.
             helper = context.Process(
                 target=read_in_helper,
-                args=(channel.address, self.budget, COMMIT_BYTES),
+                args=(channel.address, channel.claims_path, self.budget, COMMIT_BYTES),
                 daemon=True,
             )
             try:
@@ -486,18 +491,7 @@ class Indexer:
                     return  # it died before it connected
                 with receive:
                     receive.send(sources)
-                    while True:
-                        # Poll, so a helper that died can never leave this waiting.
-                        if not receive.poll(HELPER_POLL_SECONDS):
-                            if helper.is_alive():
-                                continue
-                            if not receive.poll(0):
-                                return
-                        item = receive.recv()
-                        if isinstance(item, IndexStats):
-                            self.stats.add(item)
-                            return
-                        yield from item
+                    yield from self._delivered(sources, sizes, reader, helper, receive, channel)
             except (EOFError, OSError):
                 return
             finally:
@@ -506,6 +500,56 @@ class Indexer:
                     if helper.is_alive():
                         helper.kill()
                         helper.join()
+
+    def _delivered(
+        self,
+        sources: list[PendingSource],
+        sizes: dict[int, int],
+        reader: SourceReader,
+        helper: multiprocessing.process.BaseProcess,
+        receive: multiprocessing.connection.Connection,
+        channel: HelperChannel,
+    ) -> Generator[tuple[int, Iterable[Batch]], None, None]:
+        """Each source's batches in order: the helper's, or read here when the next
+        one is not delivered yet (a small one claimed here) or the helper died."""
+        places = {src.id: place for place, src in enumerate(sources)}
+        ready: dict[int, tuple[int, Iterable[Batch]]] = {}
+
+        def small(place: int) -> bool:
+            return sizes[sources[place].id] <= CLAIM_MAX_SOURCE_BYTES
+
+        want, counted = 0, False
+        while want < len(sources) or not counted:
+            if want in ready:
+                yield ready.pop(want)
+                want += 1
+                continue
+            if want < len(sources) and not receive.poll(0):
+                place = channel.claims.claim(len(sources), small)
+                if place is not None:
+                    src = sources[place]
+                    ready[place] = (src.id, list(reader.batches(src)))
+                    continue
+            try:
+                # Poll, so a helper that died can never leave this waiting.
+                if not receive.poll(HELPER_POLL_SECONDS):
+                    if helper.is_alive():
+                        continue
+                    if not receive.poll(0):
+                        break
+                item = receive.recv()
+            except (EOFError, OSError):
+                break
+            group, counts, counted = item
+            self.stats.add(counts)
+            for src_id, batches in group:
+                ready[places[src_id]] = (src_id, batches)
+            if counted and want < len(sources) and want not in ready:
+                break  # it is done, yet this one is missing: read here
+        # What the helper did not deliver (it died): read here, in order.
+        for place in range(want, len(sources)):
+            src = sources[place]
+            yield ready.pop(place) if place in ready else (src.id, reader.batches(src))
 
     def _commit(self, group: list[Batch]) -> None:
         with self.catalog.transaction() as db:
