@@ -230,31 +230,32 @@ class Batch:
         subagent = message.subagent
         sub = KEY_SUBAGENT if subagent or self.subagent else 0
         unit = self.next_unit
-        documents = message.documents
-        parts = max((doc.part for doc in documents), default=0) + 1
-        units = 1 if parts <= PARTS_PER_UNIT else -(-parts // PARTS_PER_UNIT)
-        self.next_unit = unit + units
         # unit_key, inlined: this runs for every message indexed (``rowids``).
         key = (unit >> UNIT_BITS) << KEY_SLOT_SHIFT | sub | (unit & (UNITS_PER_SLOT - 1))
-        for doc in documents:
+        documents, outputs = self.documents, self.outputs
+        top = 0  # the message's last part
+        for doc in message.documents:
             part, kind = doc.part, doc.kind
             if part >= PARTS_PER_UNIT:  # in a further unit of this message
+                top = max(top, part)
                 key_of = unit_key(unit + part // PARTS_PER_UNIT, sub)
                 part %= PARTS_PER_UNIT
             else:
                 key_of = key
             if kind == "tool_output":
-                self.outputs.append(
+                outputs.append(
                     ((key_of << _OUTPUT_LOW) | part, projection_text(doc.text, doc.tool_name))
                 )
                 continue
             rowid = (key_of << _DOCUMENT_LOW) | (part << _DOCUMENT_KIND_BITS) | _CODES[kind]
             if kind == "user_text" or kind == "assistant_text":
-                self.documents.append((rowid, projection_text(doc.text)))
+                documents.append((rowid, projection_text(doc.text)))
                 if kind == "user_text" and self.title_index is None and not subagent:
                     self.title_index = index
             else:
-                self.documents.append((rowid, projection_text(doc.text, doc.tool_name)))
+                documents.append((rowid, projection_text(doc.text, doc.tool_name)))
+        units = 1 if top < PARTS_PER_UNIT else top // PARTS_PER_UNIT + 1
+        self.next_unit = unit + units
         at = message.created_at
         if at is not None and not TIME_MIN <= at <= TIME_MAX:
             at = None  # an agent's garbage no SQLite integer holds: no time
@@ -263,8 +264,10 @@ class Batch:
             at, timed = 0, 0
             self.untimed = True
         else:
-            self.last_activity = max(self.last_activity or 0, at)
-            self.first_activity = min(self.first_activity or at, at)
+            if self.last_activity is None or at > self.last_activity:
+                self.last_activity = at
+            if self.first_activity is None or at < self.first_activity:
+                self.first_activity = at
         session = message.session_id
         self.messages.append((key << UNIT_SHIFT, at, timed, session, index, 0))
         for extra in range(1, units):
