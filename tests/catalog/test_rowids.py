@@ -226,6 +226,7 @@ def test_each_table_stores_addresses_in_their_order_and_gives_them_back(
         stored = [layout.stored(a) for a in mine]
         assert stored == sorted(stored)
         assert [layout.address(rowid) for rowid in stored] == mine
+        assert [a for _, a, _ in layout.ranked([(0, rowid, 0) for rowid in stored])] == mine
         for a, rowid in zip(mine, stored, strict=True):
             assert rowid >> layout.slot_shift == slot_of(a)
             assert bool(rowid & layout.subagent_bit) == bool(a & SUBAGENT_BIT)

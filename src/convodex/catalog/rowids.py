@@ -61,7 +61,17 @@ Row = TypeVar("Row", bound=tuple[Any, ...])
 class Table:
     """How one FTS5 table stores addresses: ``key << low | part << kind_bits | code``."""
 
-    __slots__ = ("name", "kinds", "codes", "kind_bits", "low", "slot_shift", "subagent_bit")
+    __slots__ = (
+        "name",
+        "kinds",
+        "codes",
+        "kind_bits",
+        "low",
+        "slot_shift",
+        "subagent_bit",
+        "_low_mask",
+        "_low_address",
+    )
 
     def __init__(self, name: str, kinds: Sequence[Kind]) -> None:
         self.name = name
@@ -71,6 +81,13 @@ class Table:
         self.low = PART_BITS + self.kind_bits
         self.slot_shift = self.low + KEY_SLOT_SHIFT
         self.subagent_bit = KEY_SUBAGENT << self.low
+        # The address bits below the unit for each value of the rowid's own low bits.
+        self._low_mask = (1 << self.low) - 1
+        self._low_address = [
+            (low >> self.kind_bits) << PART_SHIFT
+            | KIND_BITS[self.kinds[min(low & ((1 << self.kind_bits) - 1), len(self.kinds) - 1)]]
+            for low in range(1 << self.low)
+        ]
 
     def stored(self, address: int) -> int:
         """The table's rowid for a document's address."""
@@ -80,9 +97,16 @@ class Table:
 
     def address(self, rowid: int) -> int:
         """The document's address for one of the table's rowids."""
-        part = (rowid >> self.kind_bits) & (PARTS_PER_UNIT - 1)
-        kind = self.kinds[rowid & ((1 << self.kind_bits) - 1)]
-        return (rowid >> self.low) << UNIT_SHIFT | part << PART_SHIFT | KIND_BITS[kind]
+        return (rowid >> self.low) << UNIT_SHIFT | self._low_address[rowid & self._low_mask]
+
+    def ranked(self, rows: Iterable[tuple[Any, int, Any]]) -> list[tuple[float, int, float]]:
+        """(order key, rowid, score) rows of the table as (key, address, score): a
+        common word's complete list is 10^5 rows, so no call per row."""
+        low, mask, addresses = self.low, self._low_mask, self._low_address
+        return [
+            (float(k), (rowid >> low) << UNIT_SHIFT | addresses[rowid & mask], float(score))
+            for k, rowid, score in rows
+        ]
 
     def base_sql(self, rowid: str) -> str:
         """SQL for the ``messages`` key of the document whose rowid is ``rowid``."""

@@ -122,10 +122,9 @@ def root_ids_for(catalog: Catalog, roots: Sequence[Path] | None) -> list[int] | 
     return ids
 
 
-def _candidates(rows: Iterable[tuple[Any, ...]], table: str) -> list[Candidate]:
+def _candidates(rows: Iterable[tuple[Any, int, Any]], table: str) -> list[Candidate]:
     """SQL rows (order key, the table's rowid, score) as candidates (rowid: address)."""
-    address = TABLES[table].address
-    return [(float(k), address(rowid), float(score)) for k, rowid, score in rows]
+    return TABLES[table].ranked(rows)
 
 
 def encode_cursor(revision: int, key: str, after: tuple[float, int]) -> str:
