@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from convodex.catalog.db import Catalog
+from convodex.catalog.db import Catalog, open_catalog
 from convodex.catalog.indexer import Indexer
 from convodex.catalog.plan import SearchRequest, make_plan
 from convodex.catalog.search import Searcher
@@ -348,3 +348,21 @@ def test_a_warm_process_reads_a_title_once_and_again_when_its_file_changes(
     assert [h["sessionTitle"] for h in search(catalog, "walrus")["hits"]] == [
         "Why does the primary lag"
     ]
+
+
+def test_progress_follows_commits_of_another_connection(
+    root: Path, cache_dir: Path, catalog: Catalog
+) -> None:
+    """Progress is kept per connection only until anything is committed: a commit by
+    another process's connection shows in this one's next answer."""
+    assert search(catalog, "x")["progress"]["state"] == "empty"
+    assert search(catalog, "x")["progress"]["state"] == "empty"  # kept: nothing changed
+    write_session(root, "s", [{"role": "user", "content": "x"}])
+    with open_catalog(cache_dir) as other:
+        indexer = Indexer(other)
+        indexer.scan_root(root)
+        assert search(catalog, "x")["progress"]["pending"] == 1
+        indexer.index_pending()
+    after = search(catalog, "x")
+    assert after["progress"]["state"] == "complete" and len(after["hits"]) == 1
+    assert after["progress"]["revision"] == catalog.revision()

@@ -64,6 +64,9 @@ class Catalog(msgspec.Struct):
     # Idle read connections to the same file, for a search's other shares (``split``):
     # closed with this catalog.
     spares: list[sqlite3.Connection] = msgspec.field(default_factory=list)
+    # The last progress this connection computed, and what it was computed for
+    # (``search.progress``): kept until anything is committed.
+    progress_kept: tuple[object, object] | None = None
 
     @property
     def writable(self) -> bool:

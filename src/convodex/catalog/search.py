@@ -72,7 +72,28 @@ RANKED = _RankedLists()
 
 
 def progress(catalog: Catalog, root_ids: list[int] | None = None) -> Progress:
-    """``{state, indexed, total, pending, failed, revision}`` from the catalog alone."""
+    """``{state, indexed, total, pending, failed, revision}`` from the catalog alone.
+
+    Kept per connection until anything is committed, by another connection (``PRAGMA
+    data_version``) or by this one (its total changes): every search reports progress,
+    and counting every source cost 0.5 of a rare word's 5 ms on 3,244 sources.
+    """
+    db = catalog.db
+    stamp = (
+        db.execute("PRAGMA data_version").fetchone()[0],
+        db.total_changes,
+        catalog.mode,
+        None if root_ids is None else tuple(root_ids),
+    )
+    kept = catalog.progress_kept
+    if kept is not None and kept[0] == stamp and isinstance(kept[1], Progress):
+        return msgspec.structs.replace(kept[1])
+    counted = _count_progress(catalog, root_ids)
+    catalog.progress_kept = (stamp, counted)
+    return msgspec.structs.replace(counted)
+
+
+def _count_progress(catalog: Catalog, root_ids: list[int] | None) -> Progress:
     where, params = "", []
     if root_ids is not None:
         where = f"WHERE root_id IN ({', '.join('?' for _ in root_ids)})"
