@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from convodex import config
 from convodex.catalog import spans
 from convodex.catalog.db import Catalog
-from convodex.catalog.rowids import UNIT_MASK, kind_of, part_of, slot_of
+from convodex.catalog.rowids import SLOT_SHIFT, UNIT_MASK, kind_of, part_of, slot_of
 from convodex.errors import NotFound, QueryError
 from convodex.models import ContextMessage, Hit
 from convodex.sqlite import sqlite3
@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 SNIPPET_RADIUS = 80
 CONTEXT_CHARS = 400
 TITLE_CHARS = 80
+# Values a prefetch query binds at most (SQLite's limit is far above: 32,766).
+_PREFETCH_CHUNK = 500
 
 
 class RuntimeState(msgspec.Struct, frozen=True):
@@ -114,6 +116,8 @@ class Hydrator:
         self.sources: dict[int, SourceRow | None] = {}
         self._resume_templates: Mapping[str, str | None] | None = None
         self._resume_commands: dict[tuple[str, str, str | None], str | None] = {}
+        # Where each prefetched unit is: (source, message, first part, time, timed).
+        self._places: dict[int, tuple[Any, ...]] = {}
 
     def resume_command(self, agent: str, session_id: str, workspace: str | None) -> str | None:
         """The hit's copyable resume command (L15); templates read once per search.
@@ -132,26 +136,56 @@ class Hydrator:
             )
         return self._resume_commands[key]
 
+    def prefetch(self, addresses: Sequence[int]) -> None:
+        """Where a page's candidates are, and their sources, in two queries instead of
+        two per candidate (``hit`` asks for what this did not find)."""
+        if not addresses:
+            return
+        db = self.catalog.db
+        bases = sorted({address & UNIT_MASK for address in addresses})
+        for start in range(0, len(bases), _PREFETCH_CHUNK):
+            chunk = bases[start : start + _PREFETCH_CHUNK]
+            for base, *place in db.execute(
+                "SELECT m.base, s.source_id, m.message, m.first_part, m.at, m.timed "
+                f"FROM messages AS m JOIN slots AS s ON s.slot = m.base >> {SLOT_SHIFT} "
+                f"WHERE m.base IN ({', '.join('?' for _ in chunk)})",
+                chunk,
+            ):
+                self._places[base] = tuple(place)
+        wanted = sorted({p[0] for p in self._places.values()} - self.sources.keys())
+        for start in range(0, len(wanted), _PREFETCH_CHUNK):
+            chunk = wanted[start : start + _PREFETCH_CHUNK]
+            rows = db.execute(
+                f"SELECT {_SOURCE_COLUMNS} FROM sources "
+                f"WHERE id IN ({', '.join('?' for _ in chunk)})",
+                chunk,
+            ).fetchall()
+            for row in rows:
+                self.sources[row[0]] = self._checked(SourceRow(*row))
+
     def source(self, source_id: int) -> SourceRow | None:
         if source_id in self.sources:
             return self.sources[source_id]
         row = self.catalog.db.execute(
             f"SELECT {_SOURCE_COLUMNS} FROM sources WHERE id = ?", (source_id,)
         ).fetchone()
-        src = SourceRow(*row) if row is not None else None
-        if src is not None:
-            from convodex.sources.registry import source_stat
-
-            try:
-                st = source_stat(src.format, src.path)
-            except OSError:
-                src.bad = True
-            else:
-                if st.inode != src.inode or st.size < src.byte_offset:
-                    src.bad = True
-                elif (st.size, st.mtime_ns) != (src.size, src.mtime_ns):
-                    src.changed = True  # appended since indexing: rows still valid, queue it
+        src = None if row is None else self._checked(SourceRow(*row))
         self.sources[source_id] = src
+        return src
+
+    def _checked(self, src: SourceRow) -> SourceRow:
+        """The source, marked bad or changed by what its file says now."""
+        from convodex.sources.registry import source_stat
+
+        try:
+            st = source_stat(src.format, src.file)
+        except OSError:
+            src.bad = True
+        else:
+            if st.inode != src.inode or st.size < src.byte_offset:
+                src.bad = True
+            elif (st.size, st.mtime_ns) != (src.size, src.mtime_ns):
+                src.changed = True  # appended since indexing: rows still valid, queue it
         return src
 
     def load(self, src: SourceRow, index: int) -> SourceMessage | None:
@@ -171,14 +205,16 @@ class Hydrator:
 
     def hit(self, rowid: int, score: float, query: Query, around: int) -> Hit | None:
         """The hit for one candidate, or None when its source changed underneath."""
-        address = self.catalog.db.execute(
-            "SELECT s.source_id, m.message, m.first_part, m.at, m.timed "
-            "FROM messages AS m, slots AS s WHERE m.base = ? AND s.slot = ?",
-            (rowid & UNIT_MASK, slot_of(rowid)),
-        ).fetchone()
-        if address is None:
+        place = self._places.get(rowid & UNIT_MASK)
+        if place is None:
+            place = self.catalog.db.execute(
+                "SELECT s.source_id, m.message, m.first_part, m.at, m.timed "
+                "FROM messages AS m, slots AS s WHERE m.base = ? AND s.slot = ?",
+                (rowid & UNIT_MASK, slot_of(rowid)),
+            ).fetchone()
+        if place is None:
             return None  # removed since the candidates were chosen
-        source_id, index, first_part, at, timed = address
+        source_id, index, first_part, at, timed = place
         part, kind = part_of(rowid, first_part), kind_of(rowid)
         src = self.source(source_id)
         if src is None or src.bad:

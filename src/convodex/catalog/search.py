@@ -236,6 +236,7 @@ class Searcher:
         for _ in range(MAX_BATCHES):
             want = limit - len(hits)
             batch = self.candidates(plan, last, want + 1)
+            hydrator.prefetch([rowid for _, rowid, _ in batch[:want]])
             for order, rowid, score in batch:
                 if len(hits) == limit:
                     return hits, last, True  # another candidate follows ``last``
