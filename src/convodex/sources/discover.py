@@ -374,9 +374,14 @@ def _sniff(path: Path) -> str | None:
     except OSError:
         return None
     try:
-        rec = msgspec.json.decode(_first_object(first), type=_Sniff)
-    except (msgspec.DecodeError, msgspec.ValidationError):
+        rec = _decode_sniff(first)  # nearly every first line is one record
+    except msgspec.ValidationError:
         return None
+    except msgspec.DecodeError:  # more after it: records written without a newline
+        try:
+            rec = _decode_sniff(_first_object(first))
+        except msgspec.DecodeError:  # a ValidationError too
+            return None
     if rec.type in dag.KNOWN_TYPES and (rec.msgs is not None or rec.head is not None):
         return dag.NAME
     if rec.type in CODEX_LINE_TYPES or rec.record_type is not None or rec.instructions:
@@ -384,6 +389,9 @@ def _sniff(path: Path) -> str | None:
     if rec.projectHash is not None:
         return gemini.NAME
     return _sniff_agent(rec)
+
+
+_decode_sniff = msgspec.json.Decoder(_Sniff).decode
 
 
 def _first_object(line: bytes) -> bytes:
