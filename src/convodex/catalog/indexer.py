@@ -61,6 +61,8 @@ HELPER_HEAD_BYTES = 4 * 1024 * 1024
 # The sources this process may read itself while the helper is busy (``Claims``):
 # small ones only, so a commit the helper has ready never waits long.
 CLAIM_MAX_SOURCE_BYTES = 1024 * 1024
+# … and at most this much of them read ahead of what the helper still owes (memory).
+CLAIM_AHEAD_BYTES = 4 * 1024 * 1024
 # What ``_read_in_helper`` yields first: the helper process has been started.
 STARTED: tuple[int, list[Batch]] = (-1, [])
 
@@ -519,16 +521,20 @@ class Indexer:
             return sizes[sources[place].id] <= CLAIM_MAX_SOURCE_BYTES
 
         want, counted = 0, False
+        held: dict[int, int] = {}  # bytes of the sources read here, not yet yielded
         while want < len(sources) or not counted:
             if want in ready:
+                held.pop(want, None)
                 yield ready.pop(want)
                 want += 1
                 continue
-            if want < len(sources) and not receive.poll(0):
+            ahead = sum(held.values()) < CLAIM_AHEAD_BYTES
+            if want < len(sources) and ahead and not receive.poll(0):
                 place = channel.claims.claim(len(sources), small)
                 if place is not None:
                     src = sources[place]
                     ready[place] = (src.id, list(reader.batches(src)))
+                    held[place] = sizes[src.id]
                     continue
             try:
                 # Poll, so a helper that died can never leave this waiting.
