@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +20,7 @@ import msgspec
 from convodex import config
 from convodex.catalog import spans
 from convodex.catalog.db import Catalog
-from convodex.catalog.rowids import SLOT_SHIFT, UNIT_MASK, kind_of, part_of, slot_of
+from convodex.catalog.rowids import SLOT_SHIFT, UNIT_MASK, kind_of, part_of
 from convodex.errors import NotFound, QueryError
 from convodex.models import ContextMessage, Hit
 from convodex.sqlite import sqlite3
@@ -138,40 +138,41 @@ class Hydrator:
 
     def prefetch(self, addresses: Sequence[int]) -> None:
         """Where a page's candidates are, and their sources, in two queries instead of
-        two per candidate (``hit`` asks for what this did not find)."""
-        if not addresses:
-            return
-        db = self.catalog.db
-        bases = sorted({address & UNIT_MASK for address in addresses})
-        for start in range(0, len(bases), _PREFETCH_CHUNK):
-            chunk = bases[start : start + _PREFETCH_CHUNK]
-            for base, *place in db.execute(
+        two per candidate."""
+        bases = sorted({address & UNIT_MASK for address in addresses} - self._places.keys())
+        for chunk in _chunks(bases):
+            for base, *place in self.catalog.db.execute(
                 "SELECT m.base, s.source_id, m.message, m.first_part, m.at, m.timed "
                 f"FROM messages AS m JOIN slots AS s ON s.slot = m.base >> {SLOT_SHIFT} "
                 f"WHERE m.base IN ({', '.join('?' for _ in chunk)})",
                 chunk,
             ):
                 self._places[base] = tuple(place)
-        wanted = sorted({p[0] for p in self._places.values()} - self.sources.keys())
-        for start in range(0, len(wanted), _PREFETCH_CHUNK):
-            chunk = wanted[start : start + _PREFETCH_CHUNK]
-            rows = db.execute(
+        self._read_sources({p[0] for p in self._places.values() if p[0] not in self.sources})
+
+    def _place(self, address: int) -> tuple[Any, ...] | None:
+        """(source, message, first part, time, timed) of a document's unit, or None
+        once it is gone."""
+        if address & UNIT_MASK not in self._places:
+            self.prefetch([address])
+        return self._places.get(address & UNIT_MASK)
+
+    def source(self, source_id: int) -> SourceRow | None:
+        if source_id not in self.sources:
+            self._read_sources({source_id})
+        return self.sources[source_id]
+
+    def _read_sources(self, ids: set[int]) -> None:
+        """These sources' catalog rows, checked against their files (None: gone)."""
+        for chunk in _chunks(sorted(ids)):
+            for source_id in chunk:
+                self.sources[source_id] = None
+            for row in self.catalog.db.execute(
                 f"SELECT {_SOURCE_COLUMNS} FROM sources "
                 f"WHERE id IN ({', '.join('?' for _ in chunk)})",
                 chunk,
-            ).fetchall()
-            for row in rows:
+            ):
                 self.sources[row[0]] = self._checked(SourceRow(*row))
-
-    def source(self, source_id: int) -> SourceRow | None:
-        if source_id in self.sources:
-            return self.sources[source_id]
-        row = self.catalog.db.execute(
-            f"SELECT {_SOURCE_COLUMNS} FROM sources WHERE id = ?", (source_id,)
-        ).fetchone()
-        src = None if row is None else self._checked(SourceRow(*row))
-        self.sources[source_id] = src
-        return src
 
     def _checked(self, src: SourceRow) -> SourceRow:
         """The source, marked bad or changed by what its file says now."""
@@ -205,13 +206,7 @@ class Hydrator:
 
     def hit(self, rowid: int, score: float, query: Query, around: int) -> Hit | None:
         """The hit for one candidate, or None when its source changed underneath."""
-        place = self._places.get(rowid & UNIT_MASK)
-        if place is None:
-            place = self.catalog.db.execute(
-                "SELECT s.source_id, m.message, m.first_part, m.at, m.timed "
-                "FROM messages AS m, slots AS s WHERE m.base = ? AND s.slot = ?",
-                (rowid & UNIT_MASK, slot_of(rowid)),
-            ).fetchone()
+        place = self._place(rowid)
         if place is None:
             return None  # removed since the candidates were chosen
         source_id, index, first_part, at, timed = place
@@ -319,6 +314,12 @@ class Hydrator:
                 )
         except sqlite3.OperationalError:
             pass  # busy: the next scan notices the change anyway
+
+
+def _chunks(values: list[int]) -> Iterator[list[int]]:
+    """``values`` in runs a query can bind (``_PREFETCH_CHUNK``)."""
+    for start in range(0, len(values), _PREFETCH_CHUNK):
+        yield values[start : start + _PREFETCH_CHUNK]
 
 
 def title_from(first_user: SourceMessage | None) -> str | None:
