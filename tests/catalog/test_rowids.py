@@ -231,4 +231,4 @@ def test_each_table_stores_addresses_in_their_order_and_gives_them_back(
             assert rowid >> layout.slot_shift == slot_of(a)
             assert bool(rowid & layout.subagent_bit) == bool(a & SUBAGENT_BIT)
             assert (rowid >> layout.low) << UNIT_SHIFT == a & UNIT_MASK
-            assert layout.kinds[rowid & ((1 << layout.kind_bits) - 1)] == kind_of(a)
+            assert layout.kinds[rowid & layout.kind_mask] == kind_of(a)

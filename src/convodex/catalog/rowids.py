@@ -66,6 +66,7 @@ class Table:
         "kinds",
         "codes",
         "kind_bits",
+        "kind_mask",
         "low",
         "slot_shift",
         "subagent_bit",
@@ -78,15 +79,18 @@ class Table:
         self.kinds = tuple(kinds)
         self.codes: dict[Kind, int] = {kind: i for i, kind in enumerate(self.kinds)}
         self.kind_bits = (len(self.kinds) - 1).bit_length()
+        if len(self.kinds) != 1 << self.kind_bits:
+            raise ValueError("a table's kinds fill its kind bits")
+        self.kind_mask = (1 << self.kind_bits) - 1
         self.low = PART_BITS + self.kind_bits
         self.slot_shift = self.low + KEY_SLOT_SHIFT
         self.subagent_bit = KEY_SUBAGENT << self.low
         # The address bits below the unit for each value of the rowid's own low bits.
         self._low_mask = (1 << self.low) - 1
         self._low_address = [
-            (low >> self.kind_bits) << PART_SHIFT
-            | KIND_BITS[self.kinds[min(low & ((1 << self.kind_bits) - 1), len(self.kinds) - 1)]]
-            for low in range(1 << self.low)
+            part << PART_SHIFT | KIND_BITS[kind]
+            for part in range(PARTS_PER_UNIT)
+            for kind in self.kinds
         ]
 
     def stored(self, address: int) -> int:
@@ -114,7 +118,7 @@ class Table:
 
     def kind_sql(self, rowid: str) -> str:
         """SQL for the kind code (``codes``) of a rowid."""
-        return f"(({rowid}) & {(1 << self.kind_bits) - 1})"
+        return f"(({rowid}) & {self.kind_mask})"
 
 
 # Everything but tool output, and tool output: the two tables' kinds, in code order.
