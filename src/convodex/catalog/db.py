@@ -28,6 +28,7 @@ import msgspec
 from convodex import config
 from convodex.catalog.migrations import MIGRATIONS
 from convodex.errors import CatalogError
+from convodex.models import Progress
 from convodex.sqlite import SQLITE_VERSION, is_busy, sqlite3, transaction
 from convodex.text.tokens import TOKENIZER_VERSION
 
@@ -66,7 +67,7 @@ class Catalog(msgspec.Struct):
     spares: list[sqlite3.Connection] = msgspec.field(default_factory=list)
     # The last progress this connection computed, and what it was computed for
     # (``search.progress``): kept until anything is committed.
-    progress_kept: tuple[object, object] | None = None
+    progress_kept: tuple[tuple[object, ...], Progress] | None = None
 
     @property
     def writable(self) -> bool:

@@ -86,7 +86,7 @@ def progress(catalog: Catalog, root_ids: list[int] | None = None) -> Progress:
         None if root_ids is None else tuple(root_ids),
     )
     kept = catalog.progress_kept
-    if kept is not None and kept[0] == stamp and isinstance(kept[1], Progress):
+    if kept is not None and kept[0] == stamp:
         return msgspec.structs.replace(kept[1])
     counted = _count_progress(catalog, root_ids)
     catalog.progress_kept = (stamp, counted)
