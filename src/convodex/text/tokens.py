@@ -44,9 +44,11 @@ _CJK = f"[{_CJK_RANGES}]"
 _WORD = re.compile(r"\w+")
 # Pure-ASCII text needs no Unicode folding: the fast path for code and English.
 _ASCII_WORD = re.compile(r"[A-Za-z0-9_]+")
-# A word character outside ASCII. Text without one (only … · — ’ beyond ASCII, as in
-# most snippets) has the tokens of its ASCII words: the fast path holds for it too.
-_NON_ASCII_WORD = re.compile(r"[^\W\x00-\x7f]")
+# A word character outside ASCII, or any character of the CJK ranges (which hold
+# unassigned code points, not word characters, that indexing still takes as a CJK
+# run). Text without one (only … · — ’ beyond ASCII, as in most snippets) has the
+# tokens of its ASCII words: the fast path holds for it too.
+_NON_ASCII_WORD = re.compile(f"[^\\W\\x00-\\x7f]|{_CJK}")
 
 
 @functools.cache
