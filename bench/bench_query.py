@@ -5,7 +5,8 @@ For a rare word, the common word ``the``, a phrase and a CJK word — each alone
 project filter and with a ``since`` filter, in relevance and newest order — prints the
 first page's p50/p95 over warm runs (first pages are never served from a kept list),
 then pages through every hit of ``the`` in each order and prints hits per second. Each
-first page is also measured on one connection (``split`` off), alternately, in the run.
+first page is also measured, alternately in the run, ranked by FTS5 without the word's
+band (``bands`` off) and on one connection besides (``split`` off too).
 The corpus is generated once into bench/.corpus/ (see corpus.py) unless --corpus is given.
 Usage: bench/bench_query.py [--mb 200] [--seed 1] [--corpus DIR] [--runs 20]
 """
@@ -26,7 +27,7 @@ from pathlib import Path
 import msgspec
 
 import corpus
-from convodex.catalog import split
+from convodex.catalog import bands, split
 from convodex.catalog.db import open_catalog
 from convodex.catalog.indexer import Indexer
 from convodex.catalog.plan import SearchRequest
@@ -109,13 +110,15 @@ def main() -> int:
                 "+since": {"since": since},
             }
             shares = split.shares(catalog)
+            banded = ", ".join(sorted(bands.stored(db))) or "none"
+            print(f"\nwords with a band (bands.py): {banded}")
             print(
-                f"\n{shares} shares (split.py); one share: the same search on one connection, "
-                "measured alternately in this run"
+                f"{shares} shares (split.py); no band: ranked by FTS5 on {shares} shares; "
+                "one share: and on one connection; measured alternately in this run"
             )
             print(
                 f"{'query':<28}{'sort':<11}{'p50 ms':>9}{'p95 ms':>9}{'hits':>6}  target p95"
-                f"{'one share p50/p95':>20}"
+                f"{'no band p50/p95':>18}{'one share p50/p95':>20}"
             )
             misses = []
             for label, query in queries.items():
@@ -124,9 +127,11 @@ def main() -> int:
                         request = msgspec.structs.replace(
                             SearchRequest(query=query, sort=sort), **extra
                         )
-                        split.ENABLED = False
+                        bands.ENABLED = split.ENABLED = False
                         one50, one95, _ = first_pages(searcher, request, args.runs)
                         split.ENABLED = True
+                        fts50, fts95, _ = first_pages(searcher, request, args.runs)
+                        bands.ENABLED = True
                         p50, p95, hits = first_pages(searcher, request, args.runs)
                         target = (
                             TARGET_COMMON_P95_MS
@@ -138,7 +143,8 @@ def main() -> int:
                             misses.append(f"{label}{suffix} {sort}")
                         print(
                             f"{label + suffix:<28}{sort:<11}{p50:>9.1f}{p95:>9.1f}{hits:>6}"
-                            f"  ≤ {target:.0f} {ok:<4}{one50:>11.1f} / {one95:.1f}"
+                            f"  ≤ {target:.0f} {ok:<4}{fts50:>9.1f} / {fts95:<6.1f}"
+                            f"{one50:>11.1f} / {one95:.1f}"
                         )
             sessions_total = db.execute(
                 "SELECT count(*) FROM sources WHERE subagent = 0"

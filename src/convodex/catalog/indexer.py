@@ -18,7 +18,7 @@ from collections.abc import Callable, Generator, Iterable
 from pathlib import Path
 from typing import Any
 
-from convodex.catalog import spans
+from convodex.catalog import bands, spans
 from convodex.catalog.batches import (
     Batch,
     HelperChannel,
@@ -118,7 +118,8 @@ def source_slots(db: sqlite3.Connection, source_id: int) -> list[int]:
     ]
 
 
-def delete_source_rows(db: sqlite3.Connection, source_id: int) -> None:
+def delete_source_rows(db: sqlite3.Connection, source_id: int) -> list[int]:
+    """Delete a source's rows; returns the slots they were in."""
     slots = source_slots(db, source_id)
     for table in (DOCUMENTS, OUTPUTS):
         for low, high in slot_ranges(slots, table.slot_shift):
@@ -127,6 +128,7 @@ def delete_source_rows(db: sqlite3.Connection, source_id: int) -> None:
         db.execute("DELETE FROM messages WHERE base BETWEEN ? AND ?", (low, high))
     db.execute("DELETE FROM spans WHERE source_id = ?", (source_id,))
     db.execute("DELETE FROM slots WHERE source_id = ?", (source_id,))
+    return slots
 
 
 def batch_slots(db: sqlite3.Connection, batch: Batch) -> dict[int, int]:
@@ -153,12 +155,18 @@ def batch_slots(db: sqlite3.Connection, batch: Batch) -> dict[int, int]:
     return slots
 
 
-def apply_batch(db: sqlite3.Connection, batch: Batch, retime: list[int] | None = None) -> bool:
+def apply_batch(
+    db: sqlite3.Connection,
+    batch: Batch,
+    retime: list[int] | None = None,
+    changes: bands.Changes | None = None,
+) -> bool:
     """Apply one batch unless another process moved its source's checkpoint meanwhile.
 
     ``retime`` collects the sources whose untimed messages take their (new) last
     activity, for the caller to do after its other batches (``retime_untimed``); without
-    it, that is done here.
+    it, that is done here. ``changes`` collects the documents added and the slots
+    wiped, for the bands to follow (``bands.follow``).
     """
     if batch.expect is not None:
         row = db.execute(
@@ -167,16 +175,19 @@ def apply_batch(db: sqlite3.Connection, batch: Batch, retime: list[int] | None =
         if row is None or (row[0], row[1]) != batch.expect:
             return False
     if batch.wipe:
-        delete_source_rows(db, batch.source_id)
+        wiped = delete_source_rows(db, batch.source_id)
+        if changes is not None:
+            changes.wiped.update(wiped)
     if batch.failure is not None:
         db.execute(_MARK_FAILED, batch.failure._asdict())
         return True
     slots = batch_slots(db, batch)
     if slots:
         shift = DOCUMENTS.slot_shift
-        db.executemany(
-            _INSERT_DOCUMENTS, moved_pairs(batch.documents, slot_steps(slots, shift), shift)
-        )
+        documents = moved_pairs(batch.documents, slot_steps(slots, shift), shift)
+        db.executemany(_INSERT_DOCUMENTS, documents)
+        if changes is not None:
+            changes.documents.extend(documents)
         shift = OUTPUTS.slot_shift
         db.executemany(_INSERT_OUTPUTS, moved_pairs(batch.outputs, slot_steps(slots, shift), shift))
         steps = slot_steps(slots, SLOT_SHIFT)
@@ -354,6 +365,7 @@ class Indexer:
         self.index_pending(root_ids, progress)
         for root_id in root_ids:
             self.complete_scan(root_id)
+        self.refresh_bands()
         self.release_free_pages()
         self.stats.seconds = round(self.stats.seconds + time.perf_counter() - started, 3)
         return self.stats
@@ -558,13 +570,20 @@ class Indexer:
             yield ready.pop(place) if place in ready else (src.id, reader.batches(src))
 
     def _commit(self, group: list[Batch]) -> None:
+        changes = bands.Changes()
         with self.catalog.transaction() as db:
+            before = bands.stamp(db)
             group = in_rowid_order(db, group)
             retime: list[int] = []
             for batch in group:
-                apply_batch(db, batch, retime)
+                apply_batch(db, batch, retime, changes)
             retime_untimed(db, retime)
-            self.catalog.bump_revision(db)
+            after = self.catalog.bump_revision(db)
+        bands.follow(self.catalog, before, after, changes)
+
+    def refresh_bands(self) -> int:
+        """After a run: bring every frequent word's band up to date (``bands``)."""
+        return bands.refresh(self.catalog)
 
     def source_by_path(self, path: str | os.PathLike[str]) -> PendingSource | None:
         row = self.catalog.db.execute(

@@ -194,3 +194,25 @@ def m003_slots(db: sqlite3.Connection) -> None:
         );
         """,
     )
+
+
+@migration
+def m004_bands(db: sqlite3.Connection) -> None:
+    execute_script(
+        db,
+        """
+        -- Impact bands (``bands``): for a frequent word, the documents that can be on
+        -- its first page while the average document length stays near ``avgdl``,
+        -- packed as (rowid, tf, length) triples. Current while ``revision`` and
+        -- ``totals`` (FTS5's record of row and token counts) are the catalog's.
+        CREATE TABLE bands (
+            term TEXT PRIMARY KEY,
+            filter TEXT NOT NULL,
+            revision INTEGER NOT NULL,
+            totals BLOB NOT NULL,
+            avgdl REAL NOT NULL,
+            hits INTEGER NOT NULL,
+            members BLOB NOT NULL
+        );
+        """,
+    )

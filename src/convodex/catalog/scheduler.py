@@ -180,6 +180,7 @@ class Scheduler:
         if not self._boundary():
             return
         removed = sum(self.indexer.complete_scan(root_id) for root_id in root_ids)
+        self.indexer.refresh_bands()
         self.indexer.release_free_pages()
         self.scans_completed += 1
         self._last_scan = time.monotonic()

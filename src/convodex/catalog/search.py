@@ -22,7 +22,7 @@ from typing import Any
 import msgspec
 
 from convodex import config
-from convodex.catalog import split
+from convodex.catalog import bands, split
 from convodex.catalog.db import Catalog
 from convodex.catalog.hits import Hydrator, RuntimeState, around_path
 from convodex.catalog.plan import Plan, SearchRequest, make_plan
@@ -260,7 +260,7 @@ class Searcher:
         runs = []
         for table in plan.tables():
             if after is None:
-                runs.append(self._table_candidates(plan, table, count))
+                runs.append(self._first_candidates(plan, table, count))
                 continue
             ordered = self._ordered(plan, table)
             start = bisect.bisect_right(ordered, (after[0], after[1], float("inf")))
@@ -268,6 +268,15 @@ class Searcher:
         if len(runs) == 1:
             return runs[0]
         return list(heapq.merge(*runs))[:count]
+
+    def _first_candidates(self, plan: Plan, table: str, count: int) -> list[Candidate]:
+        """A first page's candidates: from the word's band when one answers it (a
+        frequent word's page without ranking every match), else from FTS5."""
+        if table == "documents":
+            found = bands.first(self.catalog, plan, count)
+            if found is not None:
+                return _candidates(found, table)
+        return self._table_candidates(plan, table, count)
 
     def _ordered(self, plan: Plan, table: str) -> list[Candidate]:
         """Every candidate of one table in the plan's order (kept for later pages)."""

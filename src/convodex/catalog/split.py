@@ -52,7 +52,7 @@ _LOCK = threading.Lock()
 _THREADS: concurrent.futures.ThreadPoolExecutor | None = None
 
 
-def _threads() -> concurrent.futures.ThreadPoolExecutor:
+def threads() -> concurrent.futures.ThreadPoolExecutor:
     global _THREADS
     with _LOCK:
         if _THREADS is None:
@@ -63,7 +63,7 @@ def _threads() -> concurrent.futures.ThreadPoolExecutor:
 
 
 @contextlib.contextmanager
-def _lend(catalog: Catalog) -> Iterator[sqlite3.Connection]:
+def lend(catalog: Catalog) -> Iterator[sqlite3.Connection]:
     """A spare read connection to the catalog's file, kept by the catalog between
     searches and closed with it."""
     generation = catalog.generation
@@ -110,7 +110,7 @@ def _read(db: sqlite3.Connection, revision: int, sql: str, params: Sequence[Any]
 
 
 def _share(catalog: Catalog, revision: int, sql: str, params: Sequence[Any]) -> list[Row]:
-    with _lend(catalog) as db:
+    with lend(catalog) as db:
         return _read(db, revision, sql, params)
 
 
@@ -126,7 +126,7 @@ def split_query(
     Raises ``SnapshotMoved`` when the catalog moved on from ``revision`` meanwhile.
     """
     jobs = [build(bounds) for bounds in rowid_ranges(catalog, parts, shift)]
-    pool = _threads()
+    pool = threads()
     futures = [pool.submit(_share, catalog, revision, sql, params) for sql, params in jobs[1:]]
     try:
         # The first share on the caller's own connection (one spare fewer a catalog),
