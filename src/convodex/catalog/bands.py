@@ -58,9 +58,16 @@ DEPTH = config.MAX_SEARCH_LIMIT + 1
 SPREAD = 0.2
 BUILD_SPREAD = 0.22
 # Words with at least this many documents get a band, the most frequent first: FTS5
-# ranks fewer in about 15 ms, the whole budget of a first page (issue 14).
+# ranks fewer in about 15 ms, the whole budget of a first page (issue 14). The words
+# chosen hold at most MATCH_BUDGET times as many matches as the table has documents:
+# building a band ranks each of its word's matches about once, and a first index
+# should not pay more than that for them (210 MB of native sessions: the 32 words
+# over 20,000 documents took 2.4 s to build, the six most frequent 0.7 s).
 LEAST_MATCHES = 20_000
+MATCH_BUDGET = 2.0
 MOST_BANDS = 32
+# Matches ranked in a build's first pass: most words' candidates are among them.
+FIRST_FETCH = 4096
 # A commit of more documents than this leaves the bands to ``refresh``: taking them
 # in costs a tokenization of each document, and bulk runs commit megabytes at once.
 FOLLOW_MAX_DOCUMENTS = 4_000
@@ -297,23 +304,31 @@ def build(catalog: Catalog, term: str, db: sqlite3.Connection | None = None) -> 
         return None
     where = plan.where("documents")
     idf = _idf(rows, hits)
-    # The best-ranked matches, as many as the cut needs (it is a few thousand).
-    limit = 4096
-    while True:
-        ranked = db.execute(
-            f"SELECT rowid, rank FROM documents WHERE documents MATCH ?{where.text()} "
-            "ORDER BY rank, rowid LIMIT ?",
-            [match, *where.params, limit],
-        ).fetchall()
-        head = _members(db, ranked[:DEPTH], idf, avgdl)
-        if head is None:
-            return None
-        cut = _cut(ranked, head, idf, avgdl)
-        if cut < len(ranked) or len(ranked) < limit:
-            break
-        limit *= 4
-    rest = _members(db, ranked[DEPTH:cut], idf, avgdl)
-    if rest is None:
+    matches = f"FROM documents WHERE documents MATCH ?{where.text()}"
+    params = [match, *where.params]
+    # The best-ranked matches: the first DEPTH set the floor, and for most words every
+    # candidate is among the first few thousand.
+    ranked = db.execute(
+        f"SELECT rowid, rank {matches} ORDER BY rank, rowid LIMIT ?", [*params, FIRST_FETCH]
+    ).fetchall()
+    head = _sized(db, ranked[:DEPTH])
+    floor = _floor(_members(head, idf, avgdl) or [], idf, avgdl)
+    if len(ranked) < FIRST_FETCH or ranked[-1][1] > floor:
+        candidates = head + _sized(db, [r for r in ranked[DEPTH:] if r[1] <= floor])
+    else:
+        # Words whose first documents are much alike (a tool's name, a path) have tens
+        # of thousands of candidates: their lengths come with them, in one pass.
+        candidates = [
+            (rowid, rank, _size(sz))
+            for rowid, rank, sz in db.execute(
+                "SELECT documents.rowid, documents.rank, documents_docsize.sz FROM documents "
+                "JOIN documents_docsize ON documents_docsize.id = documents.rowid "
+                f"WHERE documents MATCH ?{where.text()} AND documents.rank <= ?",
+                [*params, floor],
+            )
+        ]
+    members = _members(_untied(candidates), idf, avgdl)
+    if members is None:
         return None
     return Band(
         term=term,
@@ -322,20 +337,34 @@ def build(catalog: Catalog, term: str, db: sqlite3.Connection | None = None) -> 
         totals=totals,
         avgdl=avgdl,
         hits=hits,
-        members=_band(head + rest, avgdl),
+        members=_band(members, avgdl),
     )
 
 
+def _untied(candidates: list[tuple[int, float, int]]) -> list[tuple[int, float, int]]:
+    """The candidates but those with ``DEPTH`` twins before them: documents of one
+    score and one length have one tf, so they tie at every average length and the
+    first ``DEPTH`` of them by rowid beat the rest everywhere."""
+    candidates.sort(key=lambda c: (c[1], c[0]))
+    seen: dict[tuple[float, int], int] = {}
+    out = []
+    for candidate in candidates:
+        key = (candidate[1], candidate[2])
+        count = seen.get(key, 0)
+        if count < DEPTH:
+            seen[key] = count + 1
+            out.append(candidate)
+    return out
+
+
 def _members(
-    db: sqlite3.Connection, ranked: list[tuple[int, float]], idf: float, avgdl: float
+    candidates: list[tuple[int, float, int]], idf: float, avgdl: float
 ) -> list[Member] | None:
-    """(rowid, tf, D) of ranked matches: D from FTS5's ``docsize``, tf from FTS5's own
-    score (``idf * tf * (k1 + 1) / (tf + L)``); None when a score computed here is not
-    FTS5's to the bit (another platform's arithmetic: no band)."""
-    sizes = _sizes(db, [rowid for rowid, _ in ranked])
+    """(rowid, tf, D) of (rowid, rank, D) matches, tf from FTS5's own score (``idf * tf
+    * (k1 + 1) / (tf + L)``); None when a score computed here is not FTS5's to the bit
+    (another platform's arithmetic: no band)."""
     out: list[Member] = []
-    for rowid, rank in ranked:
-        size = sizes[rowid]
+    for rowid, rank, size in candidates:
         share = -rank / idf
         tf = round(share * K1 * (1 - B + B * size / avgdl) / (K1 + 1.0 - share))
         if tf < 1 or _rank(idf, tf, size, avgdl) != rank:
@@ -344,31 +373,40 @@ def _members(
     return out
 
 
-def _cut(ranked: list[tuple[int, float]], head: list[Member], idf: float, avgdl: float) -> int:
-    """How many of the ranked matches may belong to the band, from FTS5's ranks alone.
+def _floor(head: list[Member], idf: float, avgdl: float) -> float:
+    """The worst rank now of a document that may belong to the band (``-inf``: none).
 
     The first ``DEPTH`` (``head``) set a bar at each end of the build range: the
-    worst of their ranks there. A document ranks worse at the low end than now, and
-    at the high end no better than a score of ``(k1 + 1) / (1 + ((k1 + 1) / s - 1) /
-    ρ)`` for a score ``s`` now (ρ: the high end over the current average; the limit of
-    a large tf). Once both bounds are past both bars, all of ``head`` beat the
-    document at both ends, and so every later one: the bounds only worsen down the
-    ranks.
+    worst of their scores there. A document scores less at the low end than now, and
+    at the high end less than ``(k1 + 1) / (1 + ((k1 + 1) / s - 1) / ρ)`` for a score
+    ``s`` now (ρ: the high end over the current average; the limit of a large tf).
+    Under both bars, all of ``head`` beat it at both ends; both bounds grow with
+    ``s``, so the candidates are the documents ranked down to one score.
     """
-    if len(ranked) <= DEPTH:
-        return len(ranked)
+    if not head:
+        return -math.inf
+    if len(head) < DEPTH:
+        return math.inf  # every match belongs
     low, high = avgdl * (1 - BUILD_SPREAD), avgdl * (1 + BUILD_SPREAD)
-    bar_low = max(_rank(1.0, tf, size, low) for _, tf, size in head)
-    bar_high = max(_rank(1.0, tf, size, high) for _, tf, size in head)
-    margin = 1e-9
-    top = K1 + 1.0
-    rho = 1 + BUILD_SPREAD
-    for place in range(DEPTH, len(ranked)):
-        score = -ranked[place][1] / idf
-        best_high = top / (1 + (top / score - 1) / rho) if score > 0 else 0.0
-        if -score > bar_low + margin * -bar_low and -best_high > bar_high + margin * -bar_high:
-            return place
-    return len(ranked)
+    bar_low = -max(_rank(1.0, tf, size, low) for _, tf, size in head)
+    bar_high = -max(_rank(1.0, tf, size, high) for _, tf, size in head)
+    top, rho = K1 + 1.0, 1 + BUILD_SPREAD
+    # The score now whose high-end bound is the high bar.
+    at_high = top / (1 + rho * (top / bar_high - 1))
+    least = min(bar_low, at_high) * (1 - 1e-9)  # rounding cannot drop a candidate
+    return -least * idf
+
+
+def _sized(db: sqlite3.Connection, ranked: list[tuple[int, float]]) -> list[tuple[int, float, int]]:
+    """(rowid, rank) rows with each document's length."""
+    sizes = _sizes(db, [rowid for rowid, _ in ranked])
+    return [(rowid, rank, sizes[rowid]) for rowid, rank in ranked]
+
+
+def _size(blob: bytes) -> int:
+    """A ``docsize`` record's first column: one varint."""
+    data = bytes(blob)
+    return data[0] if data[0] < 0x80 else next(_varints(data))
 
 
 def _sizes(db: sqlite3.Connection, rowids: list[int]) -> dict[int, int]:
@@ -380,8 +418,7 @@ def _sizes(db: sqlite3.Connection, rowids: list[int]) -> dict[int, int]:
         for rowid, size in db.execute(
             f"SELECT id, sz FROM documents_docsize WHERE id IN ({marks})", chunk
         ):
-            data = bytes(size)
-            out[int(rowid)] = data[0] if data[0] < 0x80 else next(_varints(data))
+            out[int(rowid)] = _size(size)
     return out
 
 
@@ -436,19 +473,28 @@ def stored(db: sqlite3.Connection) -> dict[str, Band]:
 
 
 def frequent_terms(catalog: Catalog, least: int, most: int) -> list[str]:
-    """The words in at least ``least`` documents, the ``most`` most frequent (FTS5's
-    own vocabulary: one pass over the index, 80 ms for 210 MB of sessions)."""
+    """The words in at least ``least`` documents, most frequent first, at most ``most``
+    and within ``MATCH_BUDGET`` (FTS5's own vocabulary: one pass over the index, 80 ms
+    for 210 MB of sessions)."""
     db = catalog.db
     db.execute(
         "CREATE VIRTUAL TABLE IF NOT EXISTS temp.documents_vocabulary "
         "USING fts5vocab(main, documents, row)"
     )
     rows = db.execute(
-        "SELECT term FROM temp.documents_vocabulary WHERE doc >= ? ORDER BY doc DESC, term",
+        "SELECT term, doc FROM temp.documents_vocabulary WHERE doc >= ? ORDER BY doc DESC, term",
         (least,),
     ).fetchall()
-    terms = [str(term) for (term,) in rows]
-    return [t for t in terms if _default_plan(catalog, t) is not None][:most]
+    totals = totals_record(db)
+    budget = MATCH_BUDGET * (_average(totals)[0] if totals else 0)
+    chosen: list[str] = []
+    for term, documents in rows:
+        budget -= int(documents)
+        if budget < 0 or len(chosen) == most:
+            break
+        if _default_plan(catalog, str(term)) is not None:
+            chosen.append(str(term))
+    return chosen
 
 
 def refresh(catalog: Catalog, least: int | None = None, most: int | None = None) -> int:
