@@ -284,3 +284,32 @@ def test_new_documents_are_counted_as_fts5_counts_them(texts: list[str]) -> None
                 "SELECT sz FROM documents_docsize WHERE id = ?", (rowid,)
             ).fetchone()
             assert size == next(bands._varints(bytes(blob)))
+
+
+def test_another_writer_postpones_a_refresh_without_failing_the_run(
+    small: tuple[Catalog, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bands are the catalog's optional part: a run whose refresh meets another
+    process's write ends with what it indexed, and the next run builds them."""
+    from convodex.catalog import db as catalog_db
+
+    catalog, root = small
+    write_session(root, "more", [note(filler(8, i), i) for i in range(3)])
+    catalog.db.execute("DELETE FROM bands")
+    catalog.db.execute("DELETE FROM catalog_meta WHERE key = 'bands_chosen'")
+    monkeypatch.setattr(catalog_db, "WRITE_WAIT_SECONDS", 0.05)
+    catalog.db.execute("PRAGMA busy_timeout = 10")
+    other = sqlite3.connect(str(catalog.path), isolation_level=None)
+    indexer = Indexer(catalog)
+    indexer.scan_root(root)
+    indexer.index_pending()
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        assert indexer.refresh_bands() == 0
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert not answered(catalog, "alpha")
+    assert page(catalog, "alpha", use_bands=True, limit=3)[0]  # found all the same
+    assert indexer.refresh_bands() >= 1
+    assert answered(catalog, "alpha")

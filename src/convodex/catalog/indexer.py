@@ -41,7 +41,7 @@ from convodex.catalog.split import usable_cpus
 from convodex.models import IndexStats
 from convodex.sources.base import Budget
 from convodex.sources.discover import Discovered, describe, discover_file, root_format, scan
-from convodex.sqlite import sqlite3
+from convodex.sqlite import is_busy, sqlite3
 
 COMMIT_BYTES = 8 * 1024 * 1024
 # The first commit of a run: its newest sessions are searchable after this much.
@@ -582,8 +582,15 @@ class Indexer:
         bands.follow(self.catalog, before, after, changes)
 
     def refresh_bands(self) -> int:
-        """After a run: bring every frequent word's band up to date (``bands``)."""
-        return bands.refresh(self.catalog)
+        """After a run: bring every frequent word's band up to date (``bands``). Another
+        process writing the catalog meanwhile only postpones it to the next run: what
+        was indexed is committed, and searches without a band are ranked by FTS5."""
+        try:
+            return bands.refresh(self.catalog)
+        except sqlite3.OperationalError as exc:
+            if not is_busy(exc):
+                raise
+            return 0
 
     def source_by_path(self, path: str | os.PathLike[str]) -> PendingSource | None:
         row = self.catalog.db.execute(
