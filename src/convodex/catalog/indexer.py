@@ -579,18 +579,11 @@ class Indexer:
                 apply_batch(db, batch, retime, changes)
             retime_untimed(db, retime)
             after = self.catalog.bump_revision(db)
-        bands.follow(self.catalog, before, after, changes)
+        _unless_busy(lambda: bands.follow(self.catalog, before, after, changes))
 
     def refresh_bands(self) -> int:
-        """After a run: bring every frequent word's band up to date (``bands``). Another
-        process writing the catalog meanwhile only postpones it to the next run: what
-        was indexed is committed, and searches without a band are ranked by FTS5."""
-        try:
-            return bands.refresh(self.catalog)
-        except sqlite3.OperationalError as exc:
-            if not is_busy(exc):
-                raise
-            return 0
+        """After a run: bring every frequent word's band up to date (``bands``)."""
+        return _unless_busy(lambda: bands.refresh(self.catalog))
 
     def source_by_path(self, path: str | os.PathLike[str]) -> PendingSource | None:
         row = self.catalog.db.execute(
@@ -622,6 +615,18 @@ class Indexer:
             if item.error is not None:
                 return None
         return self.source_by_path(path)
+
+
+def _unless_busy(work: Callable[[], int]) -> int:
+    """Band upkeep, given up when another process keeps the catalog busy: what was
+    indexed is committed, a stale band is only unused (FTS5 ranks that word), and the
+    next run's refresh rebuilds it."""
+    try:
+        return work()
+    except sqlite3.OperationalError as exc:
+        if not is_busy(exc):
+            raise
+        return 0
 
 
 def in_rowid_order(db: sqlite3.Connection, group: list[Batch]) -> list[Batch]:
