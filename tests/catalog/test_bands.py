@@ -59,7 +59,7 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Catalog]:
     cache = tmp_path_factory.mktemp("bands")
     with open_catalog(cache) as catalog:
         Indexer(catalog).run([Path(corpus.cached("native", 6, 12).out)])
-        assert bands.refresh(catalog, least=1000, most=6) == 6
+        assert bands.refresh(catalog, least=1000, most=6, budget=4.0) == 6
         yield catalog
 
 

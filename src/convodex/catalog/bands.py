@@ -474,9 +474,9 @@ def stored(db: sqlite3.Connection) -> dict[str, Band]:
 # -- keeping bands current -----------------------------------------------------------
 
 
-def frequent_terms(catalog: Catalog, least: int, most: int) -> list[str]:
+def frequent_terms(catalog: Catalog, least: int, most: int, budget: float) -> list[str]:
     """The words in at least ``least`` documents, most frequent first, at most ``most``
-    and within ``MATCH_BUDGET`` (FTS5's own vocabulary: one pass over the index, 80 ms
+    and within ``budget`` times the table's documents in matches (FTS5's own vocabulary: one pass over the index, 80 ms
     for 210 MB of sessions)."""
     db = catalog.db
     db.execute(
@@ -488,26 +488,32 @@ def frequent_terms(catalog: Catalog, least: int, most: int) -> list[str]:
         (least,),
     ).fetchall()
     totals = totals_record(db)
-    budget = MATCH_BUDGET * (_average(totals)[0] if totals else 0)
+    left = budget * (_average(totals)[0] if totals else 0)
     chosen: list[str] = []
     for term, documents in rows:
-        budget -= int(documents)
-        if budget < 0 or len(chosen) == most:
+        left -= int(documents)
+        if left < 0 or len(chosen) == most:
             break
         if _default_plan(catalog, str(term)) is not None:
             chosen.append(str(term))
     return chosen
 
 
-def refresh(catalog: Catalog, least: int | None = None, most: int | None = None) -> int:
+def refresh(
+    catalog: Catalog,
+    least: int | None = None,
+    most: int | None = None,
+    budget: float | None = None,
+) -> int:
     """After an indexing run: choose the frequent words again when the catalog moved
     enough since, and rebuild every band that is not current, on every core (a
     band's build is mostly FTS5 ranking every match, which releases the interpreter
-    lock). Returns how many were built. ``least`` and ``most``: ``LEAST_MATCHES`` and
-    ``MOST_BANDS`` unless given."""
+    lock). Returns how many were built. ``least``, ``most`` and ``budget``:
+    ``LEAST_MATCHES``, ``MOST_BANDS`` and ``MATCH_BUDGET`` unless given."""
     catalog.require_writable()
     least = LEAST_MATCHES if least is None else least
     most = MOST_BANDS if most is None else most
+    budget = MATCH_BUDGET if budget is None else budget
     db = catalog.db
     with _snapshot(db):
         now = stamp(db)
@@ -517,11 +523,11 @@ def refresh(catalog: Catalog, least: int | None = None, most: int | None = None)
     # When the words were last chosen: the row count then, and the choice's bounds.
     chosen_at, chosen_by = (-1, None) if row is None else _chosen(str(row[0]))
     chosen = (
-        chosen_by != [least, most]
+        chosen_by != [least, most, budget]
         or chosen_at < 0
         or abs(rows - chosen_at) > RESELECT_CHANGE * max(chosen_at, 1)
     )
-    terms = frequent_terms(catalog, least, most) if chosen else list(have)
+    terms = frequent_terms(catalog, least, most, budget) if chosen else list(have)
     stale = [
         t
         for t in terms
@@ -545,15 +551,15 @@ def refresh(catalog: Catalog, least: int | None = None, most: int | None = None)
             tx.execute(
                 "INSERT INTO catalog_meta(key, value) VALUES ('bands_chosen', ?) "
                 "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                (msgspec.json.encode([rows, least, most]).decode(),),
+                (msgspec.json.encode([rows, least, most, budget]).decode(),),
             )
     return sum(band is not None for band in built.values())
 
 
-def _chosen(value: str) -> tuple[int, list[int] | None]:
+def _chosen(value: str) -> tuple[int, list[float] | None]:
     with contextlib.suppress(msgspec.DecodeError, ValueError, TypeError):
-        rows, least, most = msgspec.json.decode(value)
-        return int(rows), [int(least), int(most)]
+        rows, least, most, budget = msgspec.json.decode(value)
+        return int(rows), [int(least), int(most), float(budget)]
     return -1, None
 
 
