@@ -476,8 +476,8 @@ def stored(db: sqlite3.Connection) -> dict[str, Band]:
 
 def frequent_terms(catalog: Catalog, least: int, most: int, budget: float) -> list[str]:
     """The words in at least ``least`` documents, most frequent first, at most ``most``
-    and within ``budget`` times the table's documents in matches (FTS5's own vocabulary: one pass over the index, 80 ms
-    for 210 MB of sessions)."""
+    and within ``budget`` times the table's documents in matches (FTS5's own
+    vocabulary: one pass over the index, 80–120 ms for 210 MB of sessions)."""
     db = catalog.db
     db.execute(
         "CREATE VIRTUAL TABLE IF NOT EXISTS temp.documents_vocabulary "
