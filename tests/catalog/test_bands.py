@@ -227,11 +227,12 @@ def test_a_band_is_not_used_once_the_average_length_drifts(
     same_pages(catalog, "alpha")
 
 
+@pytest.mark.parametrize("bound", ["FOLLOW_MAX_DOCUMENTS", "FOLLOW_MAX_CHARACTERS"])
 def test_a_large_commit_leaves_the_bands_to_refresh(
-    small: tuple[Catalog, Path], monkeypatch: pytest.MonkeyPatch
+    small: tuple[Catalog, Path], monkeypatch: pytest.MonkeyPatch, bound: str
 ) -> None:
     catalog, root = small
-    monkeypatch.setattr(bands, "FOLLOW_MAX_DOCUMENTS", 5)
+    monkeypatch.setattr(bands, bound, 5)
     write_session(root, "more", [note(filler(8, i), i) for i in range(10)])
     index_without_refresh(catalog, root)
     assert not answered(catalog, "alpha")

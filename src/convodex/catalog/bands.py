@@ -70,9 +70,11 @@ MATCH_BUDGET = 1.0
 MOST_BANDS = 32
 # Matches ranked in a build's first pass: most words' candidates are among them.
 FIRST_FETCH = 4096
-# A commit of more documents than this leaves the bands to ``refresh``: taking them
-# in costs a tokenization of each document, and bulk runs commit megabytes at once.
+# A commit of more documents, or more text, than this leaves the bands to ``refresh``:
+# taking them in costs a tokenization of each document, and bulk runs commit
+# megabytes at once.
 FOLLOW_MAX_DOCUMENTS = 4_000
+FOLLOW_MAX_CHARACTERS = 2_000_000
 # The list of frequent words is chosen again once the catalog's document count moved
 # this much since it was last chosen.
 RESELECT_CHANGE = 0.1
@@ -80,7 +82,7 @@ RESELECT_CHANGE = 0.1
 # BM25 as FTS5 computes it (``fts5_aux.c``).
 K1 = 1.2
 B = 0.75
-# A row of the ascii tokenizer with ``_`` as a token character: every other ASCII
+# A token of the ascii tokenizer with ``_`` as a token character: every other ASCII
 # character separates, every non-ASCII character belongs to a token.
 _TOKEN = re.compile(r"[0-9A-Za-z_\x80-\U0010ffff]+")
 _MEMBER = struct.Struct("<qII")
@@ -601,10 +603,12 @@ def follow(catalog: Catalog, before: Stamp, after_revision: int, changes: Change
 
     A band loses its stamp instead when the commit deleted one of its members (a
     document out of the band may belong now), or added more documents than a
-    commit's tokenization should cost (``FOLLOW_MAX_DOCUMENTS``): ``refresh`` builds
-    it again after the run.
+    commit's tokenization should cost (``FOLLOW_MAX_DOCUMENTS``,
+    ``FOLLOW_MAX_CHARACTERS``): ``refresh`` builds it again after the run.
     """
     if not ENABLED or len(changes.documents) > FOLLOW_MAX_DOCUMENTS:
+        return 0
+    if sum(len(text) for _, text in changes.documents) > FOLLOW_MAX_CHARACTERS:
         return 0
     db = catalog.db
     current = db.execute(
