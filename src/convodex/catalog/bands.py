@@ -585,7 +585,8 @@ def _build_all(catalog: Catalog, terms: list[str], now: Stamp) -> dict[str, Band
 
     futures = [split.threads().submit(lent, group) for group in groups[1:]]
     try:
-        results = [on(catalog.db, groups[0])]
+        with catalog.lock:  # its own connection: no other thread's statement between
+            results = [on(catalog.db, groups[0])]
     finally:
         results += [f.result() for f in futures]
     out: dict[str, Band | None] = {}
