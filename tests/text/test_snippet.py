@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from convodex.text.snippet import find_casefold, head, literal_snippet, window
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from convodex.text.snippet import ELLIPSIS, find_casefold, head, literal_snippet, window
 
 
 def test_window_cuts_both_sides_with_ellipsis() -> None:
@@ -20,6 +25,48 @@ def test_whitespace_runs_collapse() -> None:
     text = "line one\n\n\t  line   two needle\n\nend"
     start = text.index("needle")
     assert window(text, start, start + 6) == "line one line two needle end"
+
+
+def whole_window(text: str, start: int, end: int, radius: int) -> str:
+    """The window as first written: the whole text either side collapsed."""
+    ws = re.compile(r"\s+")
+    before = ws.sub(" ", text[:start]).lstrip()
+    match = ws.sub(" ", text[start:end])
+    after = ws.sub(" ", text[end:]).rstrip()
+    if before.endswith(" ") and match.startswith(" "):
+        match = match[1:]
+    if match.endswith(" ") and after.startswith(" "):
+        after = after[1:]
+    left = before[-radius:] if radius > 0 else ""
+    right = after[:radius] if radius > 0 else ""
+    prefix = ELLIPSIS if len(left) < len(before) else ""
+    suffix = ELLIPSIS if len(right) < len(after) else ""
+    return f"{prefix}{left}{match}{right}{suffix}"
+
+
+PIECES = st.sampled_from(["a", "bc", "needle", " ", "  ", "\n\n\t ", " " * 90, "x" * 70, "é"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    pieces=st.lists(PIECES, max_size=60),
+    cut=st.tuples(st.floats(0, 1), st.floats(0, 1)),
+    radius=st.integers(0, 30),
+)
+def test_a_window_of_a_stretch_is_the_window_of_the_whole_text(
+    pieces: list[str], cut: tuple[float, float], radius: int
+) -> None:
+    """Collapsing a stretch either side gives what collapsing the whole text gave,
+    with runs of whitespace long enough to reach past a stretch."""
+    text = "".join(pieces)
+    start, end = sorted(int(f * len(text)) for f in cut)
+    assert window(text, start, end, radius) == whole_window(text, start, end, radius)
+
+
+def test_a_window_in_a_megabyte_output_is_the_whole_texts() -> None:
+    text = "line\n" * 200_000 + "the needle here" + "\n  more" * 200_000
+    start = text.index("needle")
+    assert window(text, start, start + 6, 20) == whole_window(text, start, start + 6, 20)
 
 
 def test_head_of_long_text() -> None:

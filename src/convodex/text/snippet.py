@@ -18,10 +18,26 @@ def collapse_whitespace(text: str) -> str:
 
 
 def window(text: str, start: int, end: int, radius: int = 60) -> str:
-    """``radius`` characters either side of ``text[start:end]``, whitespace collapsed."""
-    before = _WS.sub(" ", text[:start]).lstrip()
+    """``radius`` characters either side of ``text[start:end]``, whitespace collapsed.
+
+    Only a stretch of the text either side is collapsed, not all of it (a tool's
+    output can be megabytes, read for one snippet): once a stretch collapses to a few
+    characters more than the radius, everything beyond it only decides that the side
+    is cut. A stretch that collapses to less (long whitespace runs) is taken whole.
+    """
+    reach = 4 * max(radius, 0) + 64
+    low, high = max(0, start - reach), min(len(text), end + reach)
+    before = _WS.sub(" ", text[low:start])
+    if low and len(before) < radius + 4:
+        before, low = _WS.sub(" ", text[:start]), 0
+    after = _WS.sub(" ", text[end:high])
+    if high < len(text) and len(after) < radius + 4:
+        after, high = _WS.sub(" ", text[end:]), len(text)
+    if not low:
+        before = before.lstrip()
+    if high == len(text):
+        after = after.rstrip()
     match = _WS.sub(" ", text[start:end])
-    after = _WS.sub(" ", text[end:]).rstrip()
     if before.endswith(" ") and match.startswith(" "):
         match = match[1:]
     if match.endswith(" ") and after.startswith(" "):
