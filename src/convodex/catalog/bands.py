@@ -493,11 +493,14 @@ def frequent_terms(catalog: Catalog, least: int, most: int, budget: float) -> li
     left = budget * (_average(totals)[0] if totals else 0)
     chosen: list[str] = []
     for term, documents in rows:
-        left -= int(documents)
-        if left < 0 or len(chosen) == most:
+        if len(chosen) == most:
             break
-        if _default_plan(catalog, str(term)) is not None:
-            chosen.append(str(term))
+        if _default_plan(catalog, str(term)) is None:
+            continue  # no query is this one word (a tool's marked name)
+        left -= int(documents)
+        if left < 0:
+            break
+        chosen.append(str(term))
     return chosen
 
 
