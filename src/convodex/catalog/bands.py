@@ -260,6 +260,12 @@ def _band(members: Sequence[Member], avgdl: float) -> list[Member]:
     the ones that also beat it at the high end are those ranked before it there. So
     a document belongs when fewer than ``DEPTH`` of the high-end ranks seen before
     it are lower than its own: only the ``DEPTH`` lowest need keeping.
+
+    Members, not just documents, beat each left-out one ``y`` (``follow`` relies on
+    it), as beating at both ends is transitive. If left-out documents beat ``y``, take
+    one, ``x``, that no other of them beats: ``DEPTH`` documents beat ``x``, so ``y``
+    too, and by that choice none of them is left out. Otherwise all of the ``DEPTH``
+    that beat ``y`` are members.
     """
     low, high = avgdl * (1 - BUILD_SPREAD), avgdl * (1 + BUILD_SPREAD)
 
