@@ -13,7 +13,8 @@ Prints, in one run, with the machine's load beside every figure:
   sessions (by file mtime) are searchable (polled from another connection for each
   session's unique `needle<n>` marker), the whole run's MB/s, catalog share, peak RSS;
 - warm in-process search latency (p50/p95) for a rare word, a common word and CJK
-  beside `rg -i -l`.
+  beside `rg -i -l`, and the common word without its band (ranked by FTS5),
+  alternately in the run.
 Usage: bench/bench_local.py [--mb 200] [--big-mb 1024] [--formats native,claude-code]
        [--corpus DIR] [--base DIR] [--runs 30] [--no-big] [--no-search]
 """
@@ -300,9 +301,14 @@ def bench_newest(mb: float, seed: int, base: Path | None) -> None:
             )
 
 
+FTS5_RANKED = "common ranked by FTS5"
+
+
 def bench_search(root: Path, manifest: corpus.Manifest | None, runs: int) -> None:
     """Warm in-process search latency on a fresh catalog of ``root``, at ``--limit 50``
-    and ``--limit 200`` (issue 14: the larger page costs at most twice the smaller)."""
+    and ``--limit 200`` (issue 14: the larger page costs at most twice the smaller);
+    the common word also without its band (``bands``), alternately in the run."""
+    from convodex.catalog import bands
     from convodex.catalog.db import open_catalog
     from convodex.catalog.plan import SearchRequest
     from convodex.catalog.search import Searcher
@@ -318,19 +324,27 @@ def bench_search(root: Path, manifest: corpus.Manifest | None, runs: int) -> Non
         cache = Path(tmp)
         index(root, cache)
         with open_catalog(cache) as catalog:
+            banded = ", ".join(sorted(bands.stored(catalog.db))) or "none"
+            print(f"words with a band (bands.py): {banded}")
             searcher = Searcher(catalog)
             for name, query in queries.items():
                 requests = {limit: SearchRequest(query=query, limit=limit) for limit in LIMITS}
+                ways = [(name, True)]
+                if name == "common":
+                    ways.append((FTS5_RANKED, False))
                 for request in requests.values():
                     searcher.search(request)  # warm
                 for _ in range(runs):  # the two limits alternately: drifts hit both
                     for limit, request in requests.items():
-                        t = time.perf_counter()
-                        page = searcher.search(request)
-                        latency.setdefault((name, limit), []).append(
-                            (time.perf_counter() - t) * 1000
-                        )
-                        counts[(name, limit)] = len(page.hits)
+                        for label, banded_way in ways:
+                            bands.ENABLED = banded_way
+                            t = time.perf_counter()
+                            page = searcher.search(request)
+                            latency.setdefault((label, limit), []).append(
+                                (time.perf_counter() - t) * 1000
+                            )
+                            counts[(label, limit)] = len(page.hits)
+                bands.ENABLED = True
     rg = shutil.which("rg")
     misses = []
     for name in ("rare", "common", "cjk"):
@@ -363,6 +377,14 @@ def bench_search(root: Path, manifest: corpus.Manifest | None, runs: int) -> Non
             rg_ms = statistics.median(times)
             line += f"  | rg -i -l {rg_ms:6.1f} ms, {rg_ms / p95s[LIMITS[0]]:5.1f}x our p95"
         print(line)
+    print(
+        "  'the' without its band (FTS5 ranks every match), p50 / p95: "
+        + ", ".join(
+            f"--limit {limit} {percentile(latency[(FTS5_RANKED, limit)], 0.5):.1f} / "
+            f"{percentile(latency[(FTS5_RANKED, limit)], 0.95):.1f} ms"
+            for limit in LIMITS
+        )
+    )
     if not rg:
         print("rg not found: install ripgrep to compare")
     print(
