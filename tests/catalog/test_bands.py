@@ -314,3 +314,46 @@ def test_another_writer_postpones_a_refresh_without_failing_the_run(
     assert page(catalog, "alpha", use_bands=True, limit=3)[0]  # found all the same
     assert indexer.refresh_bands() >= 1
     assert answered(catalog, "alpha")
+
+
+DIE_BEFORE_FOLLOWING = """
+import os, sys
+from pathlib import Path
+from convodex.catalog import bands
+from convodex.catalog.db import open_catalog
+from convodex.catalog.indexer import Indexer
+
+def die(*args, **kwargs):
+    os._exit(9)  # the commit is done; its band upkeep never runs
+
+bands.follow = die
+indexer = Indexer(open_catalog(Path(sys.argv[1])))
+indexer.scan_root(Path(sys.argv[2]))
+indexer.index_pending()
+"""
+
+
+def test_an_indexer_dying_between_its_commit_and_the_bands_leaves_them_unused(
+    small: tuple[Catalog, Path],
+) -> None:
+    """A band is current only with the catalog's own stamp: a process that commits new
+    sessions and dies before it follows them leaves the band unused, never wrong."""
+    import subprocess
+    import sys
+
+    catalog, root = small
+    assert catalog.path is not None
+    append_lines(root / "s03.jsonl", [note("alpha alpha alpha alpha", 12)])
+    died = subprocess.run(
+        [sys.executable, "-c", DIE_BEFORE_FOLLOWING, str(catalog.path.parent.parent), str(root)],
+        capture_output=True,
+        text=True,
+    )
+    assert died.returncode == 9, died.stderr
+    assert not answered(catalog, "alpha")
+    hits, _ = page(catalog, "alpha", use_bands=True, limit=1)
+    assert (Path(hits[0].session_path).name, hits[0].message_index) == ("s03.jsonl", 12)
+    same_pages(catalog, "alpha")
+    assert bands.refresh(catalog) == 1
+    assert answered(catalog, "alpha")
+    same_pages(catalog, "alpha")
