@@ -43,7 +43,7 @@ import msgspec
 
 from convodex import config
 from convodex.catalog import split
-from convodex.catalog.db import Catalog
+from convodex.catalog.db import Catalog, read_revision
 from convodex.catalog.plan import Plan, SearchRequest, Where, make_plan
 from convodex.catalog.rowids import DOCUMENTS
 from convodex.errors import QueryError
@@ -142,13 +142,19 @@ def _average(totals: bytes) -> tuple[int, float]:
 
 
 def stamp(db: sqlite3.Connection) -> Stamp:
-    row = db.execute("SELECT value FROM catalog_meta WHERE key = 'revision'").fetchone()
-    return (int(row[0]) if row else 0), totals_record(db)
+    return read_revision(db), totals_record(db)
 
 
 def _idf(rows: int, hits: int) -> float:
     idf = math.log((rows - hits + 0.5) / (hits + 0.5))
     return idf if idf > 0.0 else 1e-6
+
+
+def _documents_with(db: sqlite3.Connection, match: str) -> int:
+    """How many documents of the whole table match: BM25's ``nHit``, for the idf."""
+    return int(
+        db.execute("SELECT count(*) FROM documents WHERE documents MATCH ?", (match,)).fetchone()[0]
+    )
 
 
 def _rank(idf: float, tf: int, size: int, avgdl: float) -> float:
@@ -307,9 +313,7 @@ def build(catalog: Catalog, term: str, db: sqlite3.Connection | None = None) -> 
         return None
     rows, avgdl = _average(totals)
     match = plan.match("documents")
-    hits = int(
-        db.execute("SELECT count(*) FROM documents WHERE documents MATCH ?", (match,)).fetchone()[0]
-    )
+    hits = _documents_with(db, match)
     if not rows or not hits:
         return None
     where = plan.where("documents")
@@ -678,12 +682,7 @@ def _followed(
     found = counted.get(band.term, [])
     if changes.wiped:
         # Deleted rows took their counts with them: count the word's documents again.
-        band.hits = int(
-            catalog.db.execute(
-                "SELECT count(*) FROM documents WHERE documents MATCH ?",
-                (plan.match("documents"),),
-            ).fetchone()[0]
-        )
+        band.hits = _documents_with(catalog.db, plan.match("documents"))
     else:
         band.hits += len(found)
     admits = _admits(plan)

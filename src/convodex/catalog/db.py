@@ -152,8 +152,7 @@ class Catalog(msgspec.Struct):
         return None if row is None else str(row[0])
 
     def revision(self) -> int:
-        value = self.meta("revision")
-        return int(value) if value else 0
+        return read_revision(self.db)
 
     def bump_revision(self, db: sqlite3.Connection) -> int:
         """Advance the revision inside the caller's transaction; cursors of older ones go stale."""
@@ -163,6 +162,13 @@ class Catalog(msgspec.Struct):
             "RETURNING value"
         ).fetchone()
         return int(row[0])
+
+
+def read_revision(db: sqlite3.Connection) -> int:
+    """The catalog revision as ``db`` (this catalog's or another connection to its
+    file) reads it."""
+    row = db.execute("SELECT value FROM catalog_meta WHERE key = 'revision'").fetchone()
+    return int(row[0]) if row and row[0] else 0
 
 
 def private_dir(path: Path) -> None:

@@ -20,6 +20,7 @@ from convodex.catalog.db import (
     open_file,
     private_dir,
     quarantined_files,
+    read_revision,
     remove_with_side_files,
     replace_catalog,
     side_files,
@@ -135,8 +136,7 @@ def _inspect(db: sqlite3.Connection, report: CatalogReport) -> None:
             "GROUP BY error_class ORDER BY error_class"
         )
     }
-    row = db.execute("SELECT value FROM catalog_meta WHERE key = 'revision'").fetchone()
-    report.revision = int(row[0]) if row else 0
+    report.revision = read_revision(db)
 
 
 def doctor_catalogs(

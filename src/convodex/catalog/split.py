@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from convodex import config
-from convodex.catalog.db import Catalog, connect
+from convodex.catalog.db import Catalog, connect, read_revision
 from convodex.sqlite import sqlite3
 
 # Shares beyond the cores only wait (``config.SEARCH_SHARES``: four at most).
@@ -101,8 +101,7 @@ def _read(db: sqlite3.Connection, revision: int, sql: str, params: Sequence[Any]
     """One share's rows, read in one snapshot that must be ``revision``."""
     db.execute("BEGIN")
     try:
-        row = db.execute("SELECT value FROM catalog_meta WHERE key = 'revision'").fetchone()
-        if (int(row[0]) if row else 0) != revision:
+        if read_revision(db) != revision:
             raise SnapshotMoved
         return db.execute(sql, params).fetchall()
     finally:
