@@ -45,7 +45,7 @@ import corpus
 from bench_local import parse_floor, transcripts
 from convodex.catalog.db import open_catalog
 from convodex.catalog.indexer import Indexer
-from convodex.sources.discover import resolve_root
+from convodex.sources.roots import resolve_root
 from convodex.sqlite import sqlite3
 
 BASELINE = "native"

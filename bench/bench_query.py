@@ -32,7 +32,7 @@ from convodex.catalog.db import open_catalog
 from convodex.catalog.indexer import Indexer
 from convodex.catalog.plan import SearchRequest
 from convodex.catalog.search import RANKED, Searcher
-from convodex.sources.discover import resolve_root
+from convodex.sources.roots import resolve_root
 
 TARGET_FIRST_PAGE_P95_MS = 30.0
 TARGET_COMMON_P95_MS = 60.0

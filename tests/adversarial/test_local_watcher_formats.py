@@ -11,7 +11,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from convodex.sources.discover import resolve_root
+from convodex.sources.roots import resolve_root
 from helpers import FIXTURES, service, write_claude_session
 from live_server import serving, wait_for
 

@@ -9,7 +9,8 @@ import pytest
 
 from convodex.sources import cline
 from convodex.sources.base import SourceFormat
-from convodex.sources.discover import FORMATS, detect, vscode_user_dir
+from convodex.sources.discover import FORMATS, detect
+from convodex.sources.roots import vscode_user_dir
 from helpers import FIXTURES, as_json, hits, kinds, read_all, shown, source_row
 
 SDK = FIXTURES / "cline" / "cline-sdk"

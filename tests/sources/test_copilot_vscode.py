@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from convodex.sources.copilot_vscode import FORMAT, uri_path
-from convodex.sources.discover import FORMATS, vscode_user_dir
+from convodex.sources.discover import FORMATS
+from convodex.sources.roots import vscode_user_dir
 from helpers import FIXTURES, hits, kinds, read_all, shown, source_row
 
 SAMPLES = FIXTURES / "copilot-vscode" / "github-copilot-token-usage" / "chatSessions"

@@ -17,7 +17,8 @@ import pytest
 
 from convodex.sources import cursor, cursor_ide
 from convodex.sources.base import Budget, ReadResult, SourceMessage, stat_of
-from convodex.sources.discover import detect, resolve_root, scan, vscode_user_dir
+from convodex.sources.discover import detect, scan
+from convodex.sources.roots import resolve_root, vscode_user_dir
 from convodex.sqlite import sqlite3
 from helpers import (
     FIXTURES,

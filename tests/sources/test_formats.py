@@ -17,7 +17,8 @@ import pytest
 
 from convodex.sources import chat_export, claude_code, codex, gemini
 from convodex.sources.base import Budget, ReadResult
-from convodex.sources.discover import FORMATS, detect, resolve_root, scan
+from convodex.sources.discover import FORMATS, detect, scan
+from convodex.sources.roots import resolve_root
 from helpers import FIXTURES, CliRun, as_json, read_all, shown
 
 

@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 
 from convodex.sources import opencode
-from convodex.sources.discover import resolve_root, scan
+from convodex.sources.discover import scan
+from convodex.sources.roots import resolve_root
 from convodex.sqlite import sqlite3
 from corpus import OPENCODE_SCHEMA
 from helpers import FIXTURES, CliRun, as_json, read_all, read_beside_a_writer, tree_hashes

@@ -21,7 +21,7 @@ from convodex.catalog.db import Catalog
 from convodex.catalog.indexer import Indexer
 from convodex.catalog.service import HistoryService
 from convodex.models import SearchPage
-from convodex.sources.discover import resolve_root
+from convodex.sources.roots import resolve_root
 from convodex.tui.first_frame import Frame
 from convodex.tui.picker import Picker
 from convodex.tui.state import Filters, FirstLook, first_look, first_page, search_thread

@@ -18,7 +18,7 @@ from textual.widgets import OptionList, Static
 from convodex.catalog.db import Catalog
 from convodex.catalog.indexer import Indexer
 from convodex.catalog.service import HistoryService
-from convodex.sources.discover import resolve_root
+from convodex.sources.roots import resolve_root
 from convodex.tui.picker import Outcome, Picker
 from helpers import write_claude_session, write_codex_rollout
 from stub_agents import recorded, stub_agents

@@ -16,7 +16,7 @@ import httpx
 from convodex import config
 from convodex.catalog.db import open_catalog
 from convodex.catalog.scheduler import Scheduler
-from convodex.sources.discover import resolve_root
+from convodex.sources.roots import resolve_root
 from convodex.writer import SessionWriter
 from corpus import generate as generate_corpus
 from helpers import CliRun, append_lines, service, write_claude_session, write_session

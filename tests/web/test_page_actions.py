@@ -17,7 +17,7 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Download, Locator, Page, expect
 
-from convodex.sources.discover import resolve_root
+from convodex.sources.roots import resolve_root
 from helpers import write_claude_session, write_session
 from web.page_helpers import isolated_site, new_page, opened_page, screenshot, serving
 

@@ -19,7 +19,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from playwright.sync_api import Browser, Locator, Page, expect
 
-from convodex.sources.discover import resolve_root
+from convodex.sources.roots import resolve_root
 from helpers import write_claude_session, write_codex_rollout, write_session
 from web.page_helpers import isolated_site, new_page, opened_page, screenshot
 

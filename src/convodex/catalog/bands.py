@@ -83,8 +83,10 @@ RESELECT_CHANGE = 0.1
 K1 = 1.2
 B = 0.75
 # A token of the ascii tokenizer with ``_`` as a token character: every other ASCII
-# character separates, every non-ASCII character belongs to a token.
-_TOKEN = re.compile(r"[0-9A-Za-z_\x80-\U0010ffff]+")
+# character separates, every non-ASCII character belongs to a token. Written as the
+# separators' complement: the class of every non-ASCII code point takes 3.7 ms to
+# compile, paid by every command that searches; this takes 0.2 ms.
+_TOKEN = re.compile(r"[^\x00-\x2f\x3a-\x40\x5b-\x5e\x60\x7b-\x7f]+")
 _MEMBER = struct.Struct("<qII")
 
 Member = tuple[int, int, int]  # (stored rowid, tf, D)

@@ -40,7 +40,8 @@ from convodex.catalog.rowids import (
 from convodex.catalog.split import usable_cpus
 from convodex.models import IndexStats
 from convodex.sources.base import Budget
-from convodex.sources.discover import Discovered, describe, discover_file, root_format, scan
+from convodex.sources.discover import Discovered, describe, discover_file, scan
+from convodex.sources.roots import root_format
 from convodex.sqlite import is_busy, sqlite3
 
 COMMIT_BYTES = 8 * 1024 * 1024

@@ -492,7 +492,8 @@ class HistoryService:
         """One change: a transcript's (by the same rules as a scan of its root, format
         and all) becomes a hint; a deletion asks for a scan, which removes sources, and
         so does a new directory (files written into it before it was watched)."""
-        from convodex.sources.discover import SOURCE_NAMES, discover_file, root_format
+        from convodex.sources.discover import SOURCE_NAMES, discover_file
+        from convodex.sources.roots import root_format
 
         if not path.name.endswith((".json", ".jsonl")) and path.name not in SOURCE_NAMES:
             if not deleted and not path.is_symlink() and path.is_dir():

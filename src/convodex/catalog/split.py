@@ -15,17 +15,19 @@ only one (``workers``): under load the other workers keep the cores busy already
 
 from __future__ import annotations
 
-import concurrent.futures
 import contextlib
 import heapq
 import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from convodex import config
 from convodex.catalog.db import Catalog, connect, read_revision
 from convodex.sqlite import sqlite3
+
+if TYPE_CHECKING:
+    import concurrent.futures
 
 # Shares beyond the cores only wait (``config.SEARCH_SHARES``: four at most).
 MAX_SHARES = 4
@@ -56,6 +58,8 @@ def threads() -> concurrent.futures.ThreadPoolExecutor:
     global _THREADS
     with _LOCK:
         if _THREADS is None:
+            import concurrent.futures  # 7 ms of start-up: only once a search is split
+
             _THREADS = concurrent.futures.ThreadPoolExecutor(
                 max_workers=MAX_SHARES - 1, thread_name_prefix="convodex-share"
             )

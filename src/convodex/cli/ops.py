@@ -15,7 +15,7 @@ from convodex.catalog.maintenance import doctor_catalogs, recorded_roots, reinde
 from convodex.cli.options import cache_dir_option, emit_json, json_option
 from convodex.config import catalog_path
 from convodex.models import CatalogReport
-from convodex.sources.discover import default_roots, resolve_root
+from convodex.sources.roots import default_roots, resolve_root
 
 
 def _megabytes(size: int) -> str:

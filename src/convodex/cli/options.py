@@ -63,7 +63,7 @@ def emit_json(data: Any) -> None:
 
 def roots_or_defaults(given: tuple[str, ...]) -> list[Path]:
     """The roots a command works on: those given (which must exist), else the defaults."""
-    from convodex.sources.discover import default_roots, resolve_root
+    from convodex.sources.roots import default_roots, resolve_root
 
     if given:
         return [resolve_root(p) for p in given]

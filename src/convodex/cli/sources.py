@@ -12,8 +12,9 @@ from typing import Any
 import click
 
 from convodex.cli.options import emit_json, json_option, roots_or_defaults
-from convodex.sources.discover import FORMATS, root_format, scan
+from convodex.sources.discover import FORMATS, scan
 from convodex.sources.discover import describe as describe_source
+from convodex.sources.roots import root_format
 
 
 def describe(root: Path) -> dict[str, Any]:

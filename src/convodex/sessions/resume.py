@@ -14,7 +14,6 @@ from __future__ import annotations
 import functools
 import os
 import shlex
-import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -216,6 +215,8 @@ def handoff_launch(agent: str, brief: str, brief_path: Path, cwd: str | None) ->
 
 def check(launch: Launch) -> str:
     """The executable's full path; a clear error when it or the directory is missing."""
+    import shutil  # 2 ms (bz2, lzma): a search shows resume commands, only resume runs them
+
     executable = shutil.which(launch.argv[0])
     if executable is None:
         raise InvalidInput(

@@ -11,9 +11,10 @@ import functools
 import os
 import stat
 from collections.abc import Callable, Hashable, Iterable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Generic, Protocol, TypeVar
+
+import msgspec
 
 from convodex import config
 from convodex.errors import ConfigError, SessionReplayLimitError
@@ -28,8 +29,12 @@ T = TypeVar("T")
 LOCATOR_CHECKPOINT = 1
 
 
-@dataclass(frozen=True, slots=True)
-class FileStat:
+# Plain records are msgspec structs, not dataclasses: a dataclass costs about a
+# millisecond to define (it compiles its methods), and every command that reads a
+# source imports this module. Built positionally or by keyword, like a dataclass.
+
+
+class FileStat(msgspec.Struct, frozen=True):
     """The identity of a source's bytes as far as a stat can tell."""
 
     size: int
@@ -88,8 +93,7 @@ def open_source(path: str | os.PathLike[str]) -> BinaryIO:
     return handle
 
 
-@dataclass(slots=True)
-class SourceMessage:
+class SourceMessage(msgspec.Struct):
     """One displayed message: its 0-based display index and where its record lives."""
 
     index: int
@@ -108,26 +112,23 @@ class SourceMessage:
         return "\n".join(d.text for d in self.documents)
 
 
-@dataclass(slots=True)
-class LineError:
+class LineError(msgspec.Struct):
     """A record that could not be used; counted per source, never fatal."""
 
     offset: int
     error_class: str
 
 
-@dataclass(slots=True)
-class ReadResult:
+class ReadResult(msgspec.Struct):
     """The outcome of reading one range of a source."""
 
     end_offset: int
     next_index: int
     bytes_read: int = 0
-    errors: list[LineError] = field(default_factory=list)
+    errors: list[LineError] = msgspec.field(default_factory=list)
 
 
-@dataclass(slots=True)
-class SessionInfo:
+class SessionInfo(msgspec.Struct):
     """Listing metadata of one source (from sidecars or the transcript itself)."""
 
     session_id: str
@@ -146,18 +147,17 @@ class SessionInfo:
 RESOURCES = ("log", "record", "retained", "dag_meta")
 
 
-@dataclass(frozen=True, slots=True)
-class Budget:
+class Budget(msgspec.Struct, frozen=True):
     """Replay budgets (SPEC L6), in encoded bytes; a value exactly at a limit passes.
 
     Fields left out take their value from the environment (``CONVODEX_REPLAY_MAX_*``),
     so ``Budget(max_record_bytes=1 << 20)`` tightens one budget and keeps the rest.
     """
 
-    max_log_bytes: int = field(default_factory=config.REPLAY_MAX_LOG_BYTES.value)
-    max_record_bytes: int = field(default_factory=config.REPLAY_MAX_RECORD_BYTES.value)
-    max_retained_bytes: int = field(default_factory=config.REPLAY_MAX_RETAINED_BYTES.value)
-    max_dag_meta_bytes: int = field(default_factory=config.REPLAY_MAX_DAG_META_BYTES.value)
+    max_log_bytes: int = msgspec.field(default_factory=config.REPLAY_MAX_LOG_BYTES.value)
+    max_record_bytes: int = msgspec.field(default_factory=config.REPLAY_MAX_RECORD_BYTES.value)
+    max_retained_bytes: int = msgspec.field(default_factory=config.REPLAY_MAX_RETAINED_BYTES.value)
+    max_dag_meta_bytes: int = msgspec.field(default_factory=config.REPLAY_MAX_DAG_META_BYTES.value)
 
     def __post_init__(self) -> None:
         for resource in RESOURCES:
@@ -190,8 +190,7 @@ class Budget:
         return BudgetMeter(self, path, resource)
 
 
-@dataclass(slots=True)
-class BudgetMeter:
+class BudgetMeter(msgspec.Struct):
     """Aggregate accounting of one resource over one source replay.
 
     A reader calls ``add`` with the encoded bytes of each payload it keeps and

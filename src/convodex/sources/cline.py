@@ -44,16 +44,13 @@ from convodex.sources.base import (
 )
 from convodex.sources.claude_code import parse_time
 from convodex.sources.content import Parts, ToolUses, block_text
+from convodex.sources.roots import CLINE_EXTENSIONS
 from convodex.text.shown import remove_think_blocks
 
 NAME = "cline"
 MESSAGES_SUFFIX = ".messages.json"
 TASK_FILE = "api_conversation_history.json"
-EXTENSIONS = {
-    NAME: "saoudrizwan.claude-dev",
-    "roo_code": "rooveterinaryinc.roo-cline",
-    "kilo_code": "kilocode.kilo-code",
-}
+EXTENSIONS = CLINE_EXTENSIONS  # format name -> extension id (``roots`` walks them)
 _INJECTED = ("<SYSTEM_NOTICE>", "<environment_details>")
 _ENVIRONMENT = re.compile(r"<environment_details>.*?(?:</environment_details>|$)", re.S)
 _WRAPPERS = re.compile(r"</?(?:task|feedback|answer|user_message)>")

@@ -26,8 +26,6 @@ from __future__ import annotations
 import os
 import re
 import stat
-import sys
-import tomllib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,8 +33,6 @@ from typing import Any
 
 import msgspec
 
-from convodex import config
-from convodex.errors import ConfigError, SourceError
 from convodex.sources import (
     aider,
     chat_export,
@@ -46,12 +42,10 @@ from convodex.sources import (
     copilot_cli,
     copilot_vscode,
     cursor,
-    cursor_ide,
     dag,
     droid,
     gemini,
     jsonspan,
-    opencode,
     pi,
     qwen,
     session_log,
@@ -64,15 +58,10 @@ from convodex.sources.base import (
 )
 from convodex.sources.registry import FORMATS as FORMATS  # re-exported: one table
 from convodex.sources.registry import source_stat as source_stat
+from convodex.sources.roots import resolve_root, root_format
 
-# VS Code and the forks whose user directory may hold the Cline family's task folders.
-VSCODE_APPS = ("Code", "Code - Insiders", "VSCodium")
-EXTENSION_HOSTS = (*VSCODE_APPS, "Cursor", "Windsurf")
 # Never walked under an agent's root: repositories and dependency trees, not transcripts.
 UNWALKED_DIRS = frozenset({".git", "node_modules", "checkpoints"})
-# ``--root PATH:format`` overrides, by resolved root path (process-local, set by
-# ``resolve_root``; the indexer scans roots by path only).
-_ROOT_FORMATS: dict[str, str] = {}
 # Roots scanned without descending (workspace directories holding an Aider history).
 _SHALLOW_ROOTS: set[str] = set()
 _SNIFFED: dict[tuple[str, int], str | None] = {}
@@ -125,97 +114,6 @@ class Discovered:
     error: str | None = None
 
 
-def vscode_user_dir(app: str, platform: str | None = None) -> Path:
-    """A VS Code-family editor's ``User`` directory (``app``: ``Cursor``, ``Code`` …)."""
-    platform = platform or sys.platform
-    home = Path.home()
-    if platform == "darwin":
-        return home / "Library" / "Application Support" / app / "User"
-    if platform == "win32":
-        return Path(os.environ.get("APPDATA") or home / "AppData" / "Roaming") / app / "User"
-    return Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config") / app / "User"
-
-
-def agent_roots() -> list[tuple[Path, str]]:
-    """Where other agents keep history: home-relative on every OS (OpenCode follows XDG
-    on every OS, macOS included); VS Code-family editors' per OS."""
-    home = Path.home()
-    claude = Path(os.environ.get("CLAUDE_CONFIG_DIR") or home / ".claude")
-    codex_home = Path(os.environ.get("CODEX_HOME") or home / ".codex")
-    pi_dir = Path(os.environ.get("PI_CODING_AGENT_DIR") or home / ".pi" / "agent")
-    xdg_data = Path(os.environ.get("XDG_DATA_HOME") or home / ".local" / "share")
-    roots = [
-        (claude / "projects", claude_code.NAME),
-        (codex_home / "sessions", codex.NAME),
-        (codex_home / "archived_sessions", codex.NAME),
-        (home / ".gemini" / "tmp", gemini.NAME),
-        (xdg_data / "opencode", opencode.NAME),
-        (home / ".cursor" / "projects", cursor.NAME),
-        (home / ".cursor" / "chats", cursor.NAME),
-        (vscode_user_dir("Cursor") / "globalStorage", cursor_ide.NAME),
-    ]
-    # Qwen Code 0.14+ honours $QWEN_HOME; older releases wrote ~/.qwen (and before
-    # that the Gemini-CLI-style ~/.qwen/tmp/<project hash>/chats).
-    qwen_homes = [Path(os.environ.get("QWEN_HOME") or home / ".qwen"), home / ".qwen"]
-    for qwen_home in dict.fromkeys(qwen_homes):
-        roots += [(qwen_home / "projects", qwen.NAME), (qwen_home / "tmp", qwen.NAME)]
-    roots += [
-        (home / ".copilot" / "session-state", copilot_cli.NAME),
-        (home / ".factory" / "sessions", droid.NAME),
-        (pi_dir / "sessions", pi.NAME),
-        (home / ".cline" / "data", cline.NAME),  # CLI sessions/ and tasks/
-    ]
-    for app in EXTENSION_HOSTS:
-        user = vscode_user_dir(app)
-        if app in VSCODE_APPS:
-            roots.append((user / "workspaceStorage", copilot_vscode.NAME))
-            for folder in ("emptyWindowChatSessions", "transferredChatSessions"):
-                roots.append((user / "globalStorage" / folder, copilot_vscode.NAME))
-        for name, extension in cline.EXTENSIONS.items():
-            roots.append((user / "globalStorage" / extension, name))
-    return roots
-
-
-def default_roots() -> list[Path]:
-    """convodex's own sessions and chat exports, every supported agent's root, then the
-    roots the user configured.
-
-    VS Code-family roots are left out for applications that are not installed (no
-    ``User`` folder): five editors times six folders would otherwise list thirty
-    missing roots.
-    """
-    roots = [config.sessions_dir(), config.data_home() / "exports"]
-    absent = [user for user in map(vscode_user_dir, EXTENSION_HOSTS) if not user.is_dir()]
-    agents = [path for path, _ in agent_roots() if not any(path.is_relative_to(u) for u in absent)]
-    return roots + agents + configured_roots()
-
-
-def config_file() -> Path:
-    """``$XDG_CONFIG_HOME/convodex/config.toml`` (``~/.config`` when unset, on every OS)."""
-    base = os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config"
-    return Path(base) / "convodex" / "config.toml"
-
-
-def configured_roots() -> list[Path]:
-    """The ``roots`` list of the config file (``PATH[:format]`` each), resolved.
-
-    ``roots = ["~/src:aider"]`` adds a directory tree whose Aider histories are
-    indexed. A missing file is no roots; a malformed one is a clear error.
-    """
-    path = config_file()
-    try:
-        with open(path, "rb") as handle:
-            data = tomllib.load(handle)
-    except FileNotFoundError:
-        return []
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read the config file ({type(exc).__name__})") from exc
-    roots = data.get("roots", [])
-    if not isinstance(roots, list) or not all(isinstance(r, str) for r in roots):
-        raise ConfigError(f"{path}: roots must be a list of paths (PATH or PATH:format)")
-    return [resolve_root(spec, must_exist=False) for spec in roots]
-
-
 def workspace_roots(workspaces: Iterable[str | os.PathLike[str]]) -> list[Path]:
     """Aider histories in the workspace directories other agents' sessions name.
 
@@ -233,41 +131,6 @@ def workspace_roots(workspaces: Iterable[str | os.PathLike[str]]) -> list[Path]:
         if root not in found:
             found.append(root)
     return found
-
-
-def split_root(spec: str | os.PathLike[str]) -> tuple[str, str | None]:
-    """``PATH[:format]``: the format suffix only when it names a known format.
-
-    Hyphens and underscores are interchangeable in format names.
-    """
-    text = os.fspath(spec)
-    head, sep, tail = text.rpartition(":")
-    name = tail.replace("-", "_")  # `claude-code` as people write it, `claude_code` too
-    if sep and head and name in FORMATS:
-        return head, name
-    return text, None
-
-
-def resolve_root(path: str | os.PathLike[str], *, must_exist: bool = True) -> Path:
-    """A root path; ``PATH:format`` also records that format for every file under it."""
-    spec, fmt = split_root(path)
-    root = Path(spec).expanduser()
-    root = root.resolve() if root.exists() else Path(os.path.abspath(root))
-    if must_exist and not root.is_dir():
-        raise SourceError(str(root), "root is not a directory")
-    if fmt is not None:
-        _ROOT_FORMATS[str(root)] = fmt
-    return root
-
-
-def root_format(root: Path) -> str | None:
-    """The format every file under ``root`` has: an override, or a known agent root."""
-    if str(root) in _ROOT_FORMATS:
-        return _ROOT_FORMATS[str(root)]
-    # The most specific agent root wins: a Cline extension's folder lies inside the
-    # Cursor editor's globalStorage.
-    found = [(path, fmt) for path, fmt in agent_roots() if root.is_relative_to(path)]
-    return max(found, key=lambda item: len(item[0].parts))[1] if found else None
 
 
 def format_of(name: str) -> str | None:
