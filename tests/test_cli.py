@@ -113,3 +113,43 @@ def test_demo_uses_the_bundled_corpus_when_there_are_no_sessions(cli: CliRun) ->
     out = cli("demo")
     assert out.exit_code == 0, out.output
     assert "bundled demo corpus" in out.stdout and "no hits" not in out.stdout
+
+
+# What a search must not import: readers of agents it has no hits from, detection
+# (which needs them all), and modules only other commands use. Each was measured as
+# milliseconds of every search's start-up.
+NOT_FOR_A_SEARCH = (
+    "convodex.sources.discover",
+    "convodex.sources.aider",
+    "convodex.sources.claude_code",
+    "convodex.sources.cline",
+    "convodex.sources.opencode",
+    "convodex.sources.cursor_ide",
+    "convodex.catalog.indexer",
+    "convodex.web",
+    "convodex.server",
+    "concurrent.futures",
+    "tomllib",
+)
+
+
+def test_a_search_imports_only_what_it_reads(root: Path, cache_dir: Path, cli: CliRun) -> None:
+    write_session(root, "s1", SESSION, {"name": "keys"})
+    as_json(cli("index", "--root", str(root), "--json"))
+    report = (
+        "import atexit, runpy, sys\n"
+        "atexit.register(lambda: print('MODULES', *sorted(sys.modules)))\n"
+        f"sys.argv = ['convodex', 'search', 'rotate', '--root', {str(root)!r}, "
+        f"'--cache-dir', {str(cache_dir)!r}]\n"
+        "runpy.run_module('convodex', run_name='__main__')\n"
+    )
+    env = dict(os.environ, CONVODEX_SEARCH_SHARES="1")
+    proc = subprocess.run(
+        [sys.executable, "-c", report], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "rotate" in proc.stdout  # a real hit, read from its file
+    loaded = set(proc.stdout.rpartition("MODULES ")[2].split())
+    assert "convodex.sources.session_log" in loaded  # the reader of the hit's session
+    unwanted = sorted(m for m in loaded if m.startswith(NOT_FOR_A_SEARCH))
+    assert unwanted == []
