@@ -221,6 +221,26 @@ def test_cursor_from_another_revision_is_stale(root: Path, catalog: Catalog) -> 
     assert stale["revision"] > page["revision"]
 
 
+def test_a_source_failed_by_a_scan_stales_cursors(
+    tmp_path: Path, root: Path, catalog: Catalog
+) -> None:
+    """A scan that fails a known source (here: replaced by a link out of the root)
+    deletes its rows outside any commit of messages; that is a new catalog too."""
+    write_session(root, "s", [{"role": "user", "content": f"topic {i}"} for i in range(20)])
+    write_session(root, "t", [{"role": "user", "content": f"topic {i}"} for i in range(20)])
+    Indexer(catalog).run([root])
+    page = search(catalog, "topic", limit=5)
+    elsewhere = write_session(tmp_path / "elsewhere", "t", [{"role": "user", "content": "x"}])
+    (root / "t.jsonl").unlink()
+    (root / "t.jsonl").symlink_to(elsewhere)
+    stats = Indexer(catalog).run([root])
+    assert stats.errors == {"SymlinkOutsideRoot": 1}
+    stale = search(catalog, "topic", limit=5, cursor=page["nextCursor"])
+    assert stale["staleCursor"] is True and stale["hits"] == []
+    assert stale["revision"] > page["revision"]
+    assert {h["sessionId"] for h in search(catalog, "topic", limit=50)["hits"]} == {"s"}
+
+
 def test_changed_source_drops_its_hit_and_is_queued(root: Path, catalog: Catalog) -> None:
     path = write_session(
         root,

@@ -313,7 +313,12 @@ class Indexer:
                 (generation, pending, source_id),
             )
         if error is not None and (changed or health != "failed"):
-            apply_batch(db, Batch.failed(source_id, "failed", error, st))
+            changes = bands.Changes()
+            apply_batch(db, Batch.failed(source_id, "failed", error, st), changes=changes)
+            if changes.wiped:
+                # Its rows are gone in this transaction: the catalog is another one
+                # (cursors of the one before are stale; split's shares see the move).
+                self.catalog.bump_revision(db)
             self.stats.count_failure(error)
         return int(source_id)
 
