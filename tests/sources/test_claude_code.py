@@ -1,13 +1,17 @@
-"""Claude Code: a file holding several sessions reports each message's own session."""
+"""Claude Code: a file holding several sessions reports each message's own session;
+a session's own title is found in its file, and the catalog keeps where."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from convodex.sources.base import SessionInfo
 from convodex.sources.claude_code import FORMAT
 from convodex.sources.discover import FORMATS
-from helpers import hits, read_all, write_jsonl
+from helpers import CliRun, hits, read_all, write_jsonl
 
 EARLIER = "11111111-aaaa-4000-8000-000000000001"
 RESUMED = "22222222-bbbb-4000-8000-000000000002"
@@ -60,3 +64,74 @@ def test_agent_name_and_resume_template() -> None:
         "gemini --resume {id}",
     ]
     assert [FORMATS[n].resume for n in ("session_log", "dag", "chat_export")] == [None] * 3
+
+
+def titled_file(folder: Path, *titles: tuple[str, str]) -> Path:
+    """A session whose records include (kind, title) title records, in order."""
+    records: list[dict[str, Any]] = [line("u1", None, "user", RESUMED, "quince question")]
+    for kind, title in titles:
+        key = "summary" if kind == "summary" else "customTitle"
+        records.append({"type": kind, key: title, "sessionId": RESUMED})
+    records.append(line("a1", "u1", "assistant", RESUMED, "quince answer"))
+    return write_jsonl(folder / f"{RESUMED}.jsonl", records)
+
+
+def test_info_places_the_record_its_title_comes_from(tmp_path: Path) -> None:
+    path = titled_file(tmp_path, ("summary", "Old summary"), ("custom-title", "Named by hand"))
+    info = FORMAT.info(path)
+    assert info.title == "Named by hand" and info.title_located
+    assert info.title_span is not None
+    assert FORMAT.title_at(path, *info.title_span) == "Named by hand"
+    offset, length = info.title_span
+    assert b"Named by hand" in path.read_bytes()[offset : offset + length]
+
+    untitled = FORMAT.info(titled_file(tmp_path / "plain"))
+    assert untitled.title is None and untitled.title_located and untitled.title_span is None
+
+    # A sub-agent without a title of its own takes its meta sidecar's: not placed.
+    sub = titled_file(tmp_path / "s" / "subagents")
+    sub.with_suffix(".meta.json").write_text('{"description": "Explore the repo"}')
+    info = FORMAT.info(sub)
+    assert info.title == "Explore the repo" and not info.title_located
+
+
+def test_a_hit_reads_its_title_from_the_placed_record(
+    tmp_path: Path, cli: CliRun, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = Path.home() / ".claude" / "projects" / "-work-app"
+    path = titled_file(project, ("summary", "Quince planning"))
+    plain = titled_file(project / "other")  # a second session, no title of its own
+    scans: list[Path] = []
+    scan = FORMAT.info
+
+    def counted(where: Path) -> SessionInfo:
+        scans.append(where)
+        return scan(where)
+
+    cli("index", "--json")
+    monkeypatch.setattr(FORMAT, "info", counted)
+    titles = {Path(h["sessionPath"]): h["sessionTitle"] for h in hits(cli, "quince")}
+    assert titles == {path: "Quince planning", plain: "quince question"}
+    assert scans == []  # the catalog knew where each title is, or that there is none
+
+    # Renamed since indexing: the file is not as indexed, so it is scanned again.
+    with path.open("a") as handle:
+        handle.write('{"type": "custom-title", "customTitle": "Quince launch"}\n')
+    titles = {Path(h["sessionPath"]): h["sessionTitle"] for h in hits(cli, "quince")}
+    assert titles[path] == "Quince launch" and scans == [path]
+
+
+def test_every_fixture_s_placed_title_is_its_scanned_title() -> None:
+    fixtures = sorted((Path(__file__).parent.parent / "fixtures" / "claude-code").rglob("*.jsonl"))
+    assert len(fixtures) >= 6
+    placed = 0
+    for path in fixtures:
+        info = FORMAT.info(path)
+        if not info.title_located:
+            continue
+        if info.title_span is None:
+            assert info.title is None, path
+        else:
+            assert FORMAT.title_at(path, *info.title_span) == info.title, path
+            placed += 1
+    assert placed >= 1  # the fixtures hold real summary records

@@ -76,6 +76,13 @@ def projection_text(text: str, tool_name: str | None = None) -> str:
     return " ".join(tokens) + mark
 
 
+def title_place(info: SessionInfo | None) -> tuple[int | None, int | None]:
+    """The catalog's (title_offset, title_length) for what a reader said."""
+    if info is None or not info.title_located:
+        return None, None
+    return info.title_span if info.title_span is not None else (-1, None)
+
+
 def signature(path: str | os.PathLike[str], offset: int) -> bytes:
     """Fingerprint of the bytes before ``offset``: its first and last 4 KiB and its length.
 
@@ -128,6 +135,10 @@ class Checkpoint(NamedTuple):
     session_id: str | None
     subagent: int | None
     archived: int | None
+    # Where the session's own title is (``SessionInfo.title_span``): a rebuild's
+    # reader answers; offset -1 when the file holds none, None when unknown.
+    title_offset: int | None
+    title_length: int | None
     id: int
 
 
@@ -401,6 +412,7 @@ class SourceReader:
         ``before`` is the message the batch stops short of (already read, not in it);
         without it, this is the source's last batch.
         """
+        title_offset, title_length = title_place(info)
         new_errors = len(result.errors) - errors_seen
         end_offset = result.end_offset if before is None else before.offset
         next_index = result.next_index if before is None else before.index
@@ -425,6 +437,8 @@ class SourceReader:
             session_id=None if info is None else info.session_id,
             subagent=None if info is None else int(info.subagent),
             archived=None if info is None else int(info.archived),
+            title_offset=title_offset,
+            title_length=title_length,
             id=batch.source_id,
         )
         self.stats.messages += len(batch.locations)

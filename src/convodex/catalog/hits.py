@@ -94,6 +94,8 @@ class SourceRow(msgspec.Struct):
     size: int | None
     mtime_ns: int | None
     inode: int | None
+    title_offset: int | None
+    title_length: int | None
     changed: bool = False
     bad: bool = False
     titles: dict[str | None, str | None] = msgspec.field(default_factory=dict)
@@ -103,7 +105,7 @@ class SourceRow(msgspec.Struct):
 
 _SOURCE_COLUMNS = (
     "id, path, format, session_id, last_activity_at, workspace, title_index, byte_offset, "
-    "size, mtime_ns, inode"
+    "size, mtime_ns, inode, title_offset, title_length"
 )
 
 
@@ -262,23 +264,37 @@ class Hydrator:
         return src.titles[None]
 
     def _title(self, src: SourceRow) -> str | None:
-        if src.size is None or src.mtime_ns is None:
-            return self._read_title(src)
+        if src.size is None or src.mtime_ns is None or src.changed:
+            return self._read_title(src)  # not as indexed: its cached title may be old
         return TITLES.get(src.path, src.size, src.mtime_ns, lambda: self._read_title(src))
 
     def _read_title(self, src: SourceRow) -> str | None:
         if src.size is not None and src.mtime_ns is not None:
-            from convodex.sources.registry import FORMATS
-
-            try:
-                info = FORMATS[src.format].info(src.file)
-            except (OSError, ValueError, RecursionError):
-                info = None
-            if info is not None and info.title:
-                return collapse_whitespace(info.title) or None
+            title = self._own_title(src)
+            if title:
+                return collapse_whitespace(title) or None
         if src.title_index is None:
             return None
         return title_from(self.load(src, src.title_index))
+
+    def _own_title(self, src: SourceRow) -> str | None:
+        """The format's title: from the record the catalog places it in while the file
+        is as indexed (none there: none at all), else from the reader's ``info``."""
+        from convodex.sources.registry import FORMATS
+
+        fmt = FORMATS[src.format]
+        title_at = getattr(fmt, "title_at", None)
+        try:
+            if title_at is not None and src.title_offset is not None and not src.changed:
+                if src.title_offset < 0:
+                    return None
+                title: str | None = title_at(src.file, src.title_offset, src.title_length)
+                if title:
+                    return title
+                # The record no longer gives one: the file is not as indexed.
+            return fmt.info(src.file).title
+        except (OSError, ValueError, RecursionError):
+            return None
 
     def around(self, src: SourceRow, index: int, before: int, after: int) -> list[ContextMessage]:
         out = []

@@ -91,6 +91,8 @@ _UPDATE_CHECKPOINT = (  # parameters: a batches.Checkpoint
     "workspace = COALESCE(:workspace, workspace), "
     "session_id = COALESCE(:session_id, session_id), subagent = COALESCE(:subagent, subagent), "
     "archived = COALESCE(:archived, archived), "
+    "title_offset = CASE WHEN :rebuild THEN :title_offset END, "
+    "title_length = CASE WHEN :rebuild THEN :title_length END, "
     "indexed_at = CAST(unixepoch('subsec') * 1000 AS INTEGER) WHERE id = :id"
 )
 # One row a statement: a statement that writes many rows (INSERT … SELECT, an UPDATE of a

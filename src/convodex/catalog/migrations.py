@@ -216,3 +216,18 @@ def m004_bands(db: sqlite3.Connection) -> None:
         );
         """,
     )
+
+
+@migration
+def m005_title_places(db: sqlite3.Connection) -> None:
+    execute_script(
+        db,
+        """
+        -- Where a session's own title is in its file, for readers that find it there
+        -- (``title_at``): the record's offset and length, offset -1 when the file
+        -- holds no title, NULL when unknown (read as before: the reader's ``info``).
+        -- A place, never the text (L3): a hit reads that one record.
+        ALTER TABLE sources ADD COLUMN title_offset INTEGER;
+        ALTER TABLE sources ADD COLUMN title_length INTEGER;
+        """,
+    )

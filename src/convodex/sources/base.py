@@ -142,6 +142,12 @@ class SessionInfo(msgspec.Struct):
     headless: bool = False
     created_at: int | None = None
     updated_at: int | None = None
+    # Where the title is, for a reader that finds it in the source file alone (one
+    # with ``title_at``): with ``title_located``, ``title_span`` (offset, length) is
+    # the record the title comes from, or None when the file holds no title. The
+    # catalog keeps the place, never the text (L3), so a hit reads one record.
+    title_span: tuple[int, int] | None = None
+    title_located: bool = False
 
 
 RESOURCES = ("log", "record", "retained", "dag_meta")
@@ -248,6 +254,11 @@ class SourceFormat(Protocol):
     - ``handoff``: how the agent starts interactively with a first prompt, a template
       with ``{prompt}`` (the text), ``{file}`` (its path) and ``{cwd}``; absent or
       ``None`` when it documents none (``resume --in`` cannot start it).
+    - ``title_at(path, offset, length) -> str | None``: the title the record at that
+      place gives. A reader with it sets ``SessionInfo.title_located`` and
+      ``title_span`` when the file alone decides the title; the catalog keeps the
+      place, and a hit in an unchanged source reads that one record (or, when the
+      file holds no title, nothing) instead of scanning the file (``info``).
     """
 
     name: str

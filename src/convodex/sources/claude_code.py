@@ -400,12 +400,25 @@ class ClaudeCodeFormat(NamedResultsFormat):
                 _scan_info(info, line_blocks(handle, INFO_SCAN_BYTES))
         except OSError:
             pass
+        else:
+            # A main transcript's title is its file's; a sub-agent's without one of
+            # its own comes from its meta sidecar, which the catalog does not follow.
+            info.title_located = info.title_span is not None or not subagent
         if subagent:
             info.parent_id = path.parent.parent.name or None
             sub = session_log._read_json(path.with_suffix(".meta.json"), _decode_submeta)
             if sub is not None and info.title is None:
                 info.title = sub.description or sub.agentType
         return info
+
+    def title_at(self, path: Path, offset: int, length: int) -> str | None:
+        """The title of the summary or custom-title record at ``offset``."""
+        with open_source(path) as handle:
+            handle.seek(offset)
+            line = handle.read(length)
+        found = SessionInfo(session_id="")
+        _title(found, _info_record(line), offset, length)
+        return found.title
 
 
 # A line that may hold a title: only these are decoded once the session is known.
@@ -414,40 +427,47 @@ _TITLE_MARKS = (b'"summary"', b"custom-title")
 
 def _scan_info(info: SessionInfo, blocks: Iterator[bytes]) -> None:
     """Listing facts from the first record naming the session and its directory, and
-    the title of the last summary or custom-title record.
+    the title of the last summary or custom-title record, with that record's place
+    (the blocks are the file's whole lines from its start, in order).
 
     Every line is decoded until that first record; after it, only lines that may set
     a title (found by searching whole blocks, not line by line).
     """
+    base = 0  # where the block starts in the file
     for block in blocks:
         pos = 0
         while pos < len(block):
             end = block.find(b"\n", pos) + 1 or len(block)
             rec = _info_record(block[pos:end])
+            _title(info, rec, base + pos, end - pos)
             pos = end
-            if rec is None:
-                continue
-            _title(info, rec)
-            if rec.cwd or rec.sessionId:
+            if rec is not None and (rec.cwd or rec.sessionId):
                 info.workspace_root = rec.cwd
                 info.created_at = parse_time(rec.timestamp)
                 if rec.entrypoint in HEADLESS_ENTRYPOINTS:
                     info.subagent = info.headless = True
-                for titled in lines_matching(block, _TITLE_MARKS, pos):
-                    _title(info, _info_record(titled))
+                for at, titled in lines_matching(block, _TITLE_MARKS, pos):
+                    _title(info, _info_record(titled), base + at, len(titled))
+                base += len(block)
                 for rest in blocks:
-                    for titled in lines_matching(rest, _TITLE_MARKS):
-                        _title(info, _info_record(titled))
+                    for at, titled in lines_matching(rest, _TITLE_MARKS):
+                        _title(info, _info_record(titled), base + at, len(titled))
+                    base += len(rest)
                 return
+        base += len(block)
 
 
-def _title(info: SessionInfo, rec: _Info | None) -> None:
+def _title(info: SessionInfo, rec: _Info | None, offset: int, length: int) -> None:
+    """Take the title a record gives, and the record's place (``offset``, ``length``)."""
     if rec is None:
         return
     if rec.type == "summary" and rec.summary:
         info.title = rec.summary
     elif rec.type == "custom-title" and rec.customTitle:
         info.title = rec.customTitle
+    else:
+        return
+    info.title_span = (offset, length)
 
 
 def _info_record(line: bytes) -> _Info | None:

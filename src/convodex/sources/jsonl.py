@@ -216,10 +216,12 @@ def line_blocks(handle: BinaryIO, limit: int) -> Iterator[bytes]:
         yield carry  # an unterminated last line, within the limit
 
 
-def lines_matching(block: bytes, needles: tuple[bytes, ...], start: int = 0) -> Iterator[bytes]:
+def lines_matching(
+    block: bytes, needles: tuple[bytes, ...], start: int = 0
+) -> Iterator[tuple[int, bytes]]:
     """Each line of ``block`` from ``start`` (a line's start) holding any of ``needles``
-    (none holds a newline), once, in order. ``bytes.find`` per needle: far faster than a
-    regular expression's scan."""
+    (none holds a newline), once, in order, with its position in ``block``.
+    ``bytes.find`` per needle: far faster than a regular expression's scan."""
     found = {needle: block.find(needle, start) for needle in needles}
     while True:
         at = min((pos for pos in found.values() if pos >= 0), default=-1)
@@ -228,7 +230,7 @@ def lines_matching(block: bytes, needles: tuple[bytes, ...], start: int = 0) -> 
         begin = block.rfind(b"\n", start, at) + 1 or start
         end = block.find(b"\n", at)
         end = len(block) if end < 0 else end + 1
-        yield block[begin:end]
+        yield begin, block[begin:end]
         for needle, pos in found.items():
             if 0 <= pos < end:
                 found[needle] = block.find(needle, end)
