@@ -183,8 +183,22 @@ def main() -> int:
         floor = f"{prefix} {shlex.quote(sys.executable)} -c 'print(\"floor-ok\")'; sleep 30"
         versions = {"": prefix}
         if args.baseline is not None:
-            source = shlex.quote(f"PYTHONPATH={args.baseline.resolve()}")
-            versions["baseline "] = f"{prefix} {source}"
+            # Its own catalog, indexed by itself: a build of another schema opens ours
+            # read-only (degraded), which is not what its users see.
+            source = str(args.baseline.resolve())
+            base_cache = Path(tmp) / "baseline-cache"
+            base_env = {**env, "CONVODEX_CACHE_HOME": str(base_cache), "PYTHONPATH": source}
+            index(convodex, root, base_cache, base_env)
+            versions["baseline "] = " ".join(
+                [
+                    "env",
+                    *(
+                        shlex.quote(f"{k}={base_env[k]}")
+                        for k in ("CONVODEX_CACHE_HOME", "CONVODEX_HOME")
+                    ),
+                    shlex.quote(f"PYTHONPATH={source}"),
+                ]
+            )
         picks = {
             f"{version}pick {name} {query!r}": f"{env_prefix} {shlex.quote(convodex)} pick "
             f"{shlex.quote(query)} --no-index; sleep 30"
