@@ -120,6 +120,8 @@ class Hydrator:
         self._resume_commands: dict[tuple[str, str, str | None], str | None] = {}
         # Where each prefetched unit is: (source, message, first part, time, timed).
         self._places: dict[int, tuple[Any, ...]] = {}
+        # Each prefetched message's record: (source, message) -> (offset, length).
+        self._spans: dict[tuple[int, int], tuple[int, int]] = {}
 
     def resume_command(self, agent: str, session_id: str, workspace: str | None) -> str | None:
         """The hit's copyable resume command (L15); templates read once per search.
@@ -139,9 +141,10 @@ class Hydrator:
         return self._resume_commands[key]
 
     def prefetch(self, addresses: Sequence[int]) -> None:
-        """Where a page's candidates are, and their sources, in two queries instead of
-        two per candidate."""
+        """Where a page's candidates are, their sources and their records' spans, in
+        three queries instead of three per candidate."""
         bases = sorted({address & UNIT_MASK for address in addresses} - self._places.keys())
+        placed: list[tuple[int, int]] = []
         for chunk in _chunks(bases):
             for base, *place in self.catalog.db.execute(
                 "SELECT m.base, s.source_id, m.message, m.first_part, m.at, m.timed "
@@ -150,6 +153,8 @@ class Hydrator:
                 chunk,
             ):
                 self._places[base] = tuple(place)
+                placed.append((place[0], place[1]))
+        self._spans.update(spans.lookup_many(self.catalog.db, placed))
         self._read_sources({p[0] for p in self._places.values() if p[0] not in self.sources})
 
     def _place(self, address: int) -> tuple[Any, ...] | None:
@@ -194,7 +199,7 @@ class Hydrator:
     def load(self, src: SourceRow, index: int) -> SourceMessage | None:
         """One message read from its authoritative file by its stored span."""
         if index not in src.messages:
-            span = spans.lookup(self.catalog.db, src.id, index)
+            span = self._spans.get((src.id, index)) or spans.lookup(self.catalog.db, src.id, index)
             src.messages[index] = None if span is None else self._read(src, index, *span)
         return src.messages[index]
 

@@ -80,3 +80,29 @@ def lookup_range(
 def lookup(db: sqlite3.Connection, source_id: int, index: int) -> tuple[int, int] | None:
     found = lookup_range(db, source_id, index, index)
     return (found[0][1], found[0][2]) if found else None
+
+
+# (source, message index) pairs one ``lookup_many`` query binds (two values each).
+MANY_CHUNK = 250
+
+
+def lookup_many(
+    db: sqlite3.Connection, wanted: list[tuple[int, int]]
+) -> dict[tuple[int, int], tuple[int, int]]:
+    """(offset, length) of each (source, message index) that has one: a page's hits in
+    one query, not one each (a tenth of a page of 200 hits was these lookups)."""
+    found: dict[tuple[int, int], tuple[int, int]] = {}
+    for start in range(0, len(wanted), MANY_CHUNK):
+        chunk = wanted[start : start + MANY_CHUNK]
+        rows = db.execute(
+            f"WITH wanted(source_id, idx) AS (VALUES {', '.join('(?, ?)' for _ in chunk)}) "
+            "SELECT w.source_id, w.idx, s.first_index, s.count, s.spans "
+            "FROM wanted AS w JOIN spans AS s ON s.source_id = w.source_id "
+            "AND s.first_index = (SELECT max(first_index) FROM spans "
+            "WHERE source_id = w.source_id AND first_index <= w.idx)",
+            [value for pair in chunk for value in pair],
+        )
+        for source_id, index, first, count, blob in rows:
+            if index < first + count:
+                found[source_id, index] = unpack_at(blob, index - first)
+    return found
