@@ -44,7 +44,13 @@ def whole_window(text: str, start: int, end: int, radius: int) -> str:
     return f"{prefix}{left}{match}{right}{suffix}"
 
 
-PIECES = st.sampled_from(["a", "bc", "needle", " ", "  ", "\n\n\t ", " " * 90, "x" * 70, "é"])
+# Whitespace beyond ASCII too (no-break, ideographic, line separator, NEL, a file
+# separator): the window splits on what ``str.split`` calls whitespace, the oracle on
+# what ``\s`` matches, and the two must agree.
+PIECES = st.sampled_from(
+    ["a", "bc", "needle", " ", "  ", "\n\n\t ", " " * 90, "x" * 70, "é"]
+    + ["\xa0", "\u3000", "\u2028", "\x85", "\x1c", "\u200b"]
+)
 
 
 @settings(max_examples=400, deadline=None)
