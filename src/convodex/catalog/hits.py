@@ -9,6 +9,7 @@ title's source) come from the catalog; the title's words come from the source.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -77,11 +78,16 @@ class _TitleCache:
 TITLES = _TitleCache()
 
 
+# A source's path as a Path, made once a process: a page of hits from 180 sessions
+# parsed 180 paths a search (Paths are immutable, so sharing them is safe).
+_as_path = functools.lru_cache(maxsize=8192)(Path)
+
+
 class SourceRow(msgspec.Struct):
     """A source's catalog facts, and what this search learned about its file."""
 
     def __post_init__(self) -> None:
-        self.file = Path(self.path)  # made once: every message of the source is read by it
+        self.file = _as_path(self.path)  # every message of the source is read by it
 
     id: int
     path: str
