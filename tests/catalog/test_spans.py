@@ -32,9 +32,9 @@ def test_a_batch_of_ordinary_messages_takes_six_bytes_a_message() -> None:
 def test_many_lookups_in_one_query_answer_as_one_each(
     batches: list[list[int]], wanted: list[tuple[int, int]]
 ) -> None:
-    """Sources of several batch rows (with gaps between them, as a rebuild's pending
-    batches leave none but appends after failures can), asked for indexes inside,
-    between, before and past their rows, more pairs than one query binds."""
+    """Sources of several batch rows (with gaps between them, which indexing does not
+    leave but a lookup must not fill), asked for indexes inside, between, before and
+    past their rows, more pairs than one query binds."""
     db = sqlite3.connect(":memory:")
     db.execute(
         "CREATE TABLE spans (source_id INTEGER NOT NULL, first_index INTEGER NOT NULL, "

@@ -96,7 +96,7 @@ def test_info_places_the_record_its_title_comes_from(tmp_path: Path) -> None:
 
 
 def test_a_hit_reads_its_title_from_the_placed_record(
-    tmp_path: Path, cli: CliRun, monkeypatch: pytest.MonkeyPatch
+    cli: CliRun, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     project = Path.home() / ".claude" / "projects" / "-work-app"
     path = titled_file(project, ("summary", "Quince planning"))

@@ -4,7 +4,7 @@ A root is scanned recursively; every file a known format claims becomes a source
 The format comes from ``--root PATH:format`` when given, else from where the root
 is (``~/.claude/projects`` holds Claude Code, ``~/.codex`` Codex rollouts,
 ``~/.gemini`` Gemini chats, ``~/.qwen/projects`` Qwen Code chats,
-``~/.local/share/opencode`` OpenCode …; see ``agent_roots``), else per file: by name
+``~/.local/share/opencode`` OpenCode …; see ``roots.agent_roots``), else per file: by name
 and place (a format's ``claims`` hook: ``opencode.db``, ``store.db`` under ``chats/``,
 ``.aider.chat.history.md`` …), by name (``rollout-*.jsonl``, ``conversations.json``,
 ``*.messages.json``, ``api_conversation_history.json``), then by sniffing the first
