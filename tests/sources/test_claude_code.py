@@ -119,6 +119,9 @@ def test_a_hit_reads_its_title_from_the_placed_record(
         handle.write('{"type": "custom-title", "customTitle": "Quince launch"}\n')
     titles = {Path(h["sessionPath"]): h["sessionTitle"] for h in hits(cli, "quince")}
     assert titles[path] == "Quince launch" and scans == [path]
+    # A warm process keeps the title for the file as it is now: not scanned again.
+    titles = {Path(h["sessionPath"]): h["sessionTitle"] for h in hits(cli, "quince")}
+    assert titles[path] == "Quince launch" and scans == [path]
 
 
 def test_every_fixture_s_placed_title_is_its_scanned_title() -> None:

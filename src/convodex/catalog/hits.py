@@ -104,6 +104,8 @@ class SourceRow(msgspec.Struct):
     title_length: int | None
     changed: bool = False
     bad: bool = False
+    # The file's (size, mtime) as this search found it (``_checked``).
+    seen: tuple[int, int] | None = None
     titles: dict[str | None, str | None] = msgspec.field(default_factory=dict)
     file: Path = msgspec.field(default_factory=Path)
     messages: dict[int, SourceMessage | None] = msgspec.field(default_factory=dict)
@@ -196,6 +198,7 @@ class Hydrator:
         except OSError:
             src.bad = True
         else:
+            src.seen = (st.size, st.mtime_ns)
             if st.inode != src.inode or st.size < src.byte_offset:
                 src.bad = True
             elif (st.size, st.mtime_ns) != (src.size, src.mtime_ns):
@@ -275,9 +278,11 @@ class Hydrator:
         return src.titles[None]
 
     def _title(self, src: SourceRow) -> str | None:
-        if src.size is None or src.mtime_ns is None or src.changed:
-            return self._read_title(src)  # not as indexed: its cached title may be old
-        return TITLES.get(src.path, src.size, src.mtime_ns, lambda: self._read_title(src))
+        """Kept for the file as this search found it: a file changed since it was last
+        read (a rename appended, say) has its title read again, once."""
+        if src.seen is None:
+            return self._read_title(src)
+        return TITLES.get(src.path, *src.seen, lambda: self._read_title(src))
 
     def _read_title(self, src: SourceRow) -> str | None:
         if src.size is not None and src.mtime_ns is not None:
