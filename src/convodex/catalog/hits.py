@@ -201,7 +201,7 @@ class Hydrator:
             src.seen = (st.size, st.mtime_ns)
             if st.inode != src.inode or st.size < src.byte_offset:
                 src.bad = True
-            elif (st.size, st.mtime_ns) != (src.size, src.mtime_ns):
+            elif src.seen != (src.size, src.mtime_ns):
                 src.changed = True  # appended since indexing: rows still valid, queue it
         return src
 
