@@ -86,9 +86,6 @@ _as_path = functools.lru_cache(maxsize=8192)(Path)
 class SourceRow(msgspec.Struct):
     """A source's catalog facts, and what this search learned about its file."""
 
-    def __post_init__(self) -> None:
-        self.file = _as_path(self.path)  # every message of the source is read by it
-
     id: int
     path: str
     format: str
@@ -107,8 +104,12 @@ class SourceRow(msgspec.Struct):
     # The file's (size, mtime) as this search found it (``_checked``).
     seen: tuple[int, int] | None = None
     titles: dict[str | None, str | None] = msgspec.field(default_factory=dict)
-    file: Path = msgspec.field(default_factory=Path)
     messages: dict[int, SourceMessage | None] = msgspec.field(default_factory=dict)
+
+    @property
+    def file(self) -> Path:
+        """The file every message of the source is read from (one ``Path`` a process)."""
+        return _as_path(self.path)
 
 
 _SOURCE_COLUMNS = (

@@ -160,6 +160,14 @@ def resume_command(
     template = chosen[agent] if isinstance(chosen, Templates) else chosen.get(agent)
     if template is None:
         return None
+    return _command_line(template, agent, session_id, cwd)
+
+
+@functools.lru_cache(maxsize=4096)
+def _command_line(template: str, agent: str, session_id: str, cwd: str | None) -> str:
+    """A template filled and quoted into one line, kept by everything it depends on: a
+    warm process (serve, the picker) shows the same sessions' commands search after
+    search, and quoting them took a tenth of a page's hydration."""
     values = {"id": session_id, "cwd": cwd or "."}
     argv = fill(template, values, RESUME_PLACEHOLDERS, f"the {label(agent)} resume command")
     return shell_line(argv, cwd)
