@@ -143,6 +143,7 @@ def summary_cache_path(cache_dir: str | os.PathLike[str] | None = None) -> Path:
 CONFIG_KEYS: dict[str, tuple[type, str]] = {
     "resume": (dict, "Agent name -> resume command template with {id} and {cwd} (L15)."),
     "handoff": (dict, "Agent name -> command template that starts it with {prompt} (L15)."),
+    "roots": (list, "More roots to index, PATH or PATH:format each (``roots``)."),
 }
 
 _loaded: dict[str, tuple[tuple[int, int], dict[str, object]]] = {}

@@ -129,6 +129,26 @@ def test_the_config_file_overrides_and_bad_files_are_one_line(
         assert found["claude_code"] in (DOCUMENTED["claude_code"][1], None)
 
 
+def test_a_config_file_with_roots_still_gives_its_templates(
+    fixtures_indexed: None, cli: CliRun, tmp_path: Path
+) -> None:
+    # One file, one loader: the roots setting is not an unknown key to the templates.
+    claude_ref = DOCUMENTED["claude_code"][0]
+    extra = tmp_path / "more-history"
+    extra.mkdir()
+    config_file(
+        tmp_path,
+        f'roots = ["{extra}"]\n\n[resume]\nclaude-code = "claude --resume {{id}} --fork-session"\n',
+    )
+    result = cli("resume", claude_ref, "--print")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.endswith("--fork-session\n")
+    found = {h["agent"]: h["resumeCommand"] for h in hits(cli, "repository")}
+    assert found["claude_code"].endswith("--fork-session")
+    listed = as_json(cli("sources", "--json", cache=False))
+    assert str(extra.resolve()) in [r["path"] for r in listed["roots"]]
+
+
 def test_refs_ambiguous_and_unknown(fixtures_indexed: None, cli: CliRun) -> None:
     result = cli("resume", "555500", "--print")
     assert result.exit_code == 1

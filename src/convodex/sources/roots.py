@@ -96,35 +96,17 @@ def default_roots() -> list[Path]:
     return roots + agents + configured_roots()
 
 
-def config_file() -> Path:
-    """``$XDG_CONFIG_HOME/convodex/config.toml`` (``~/.config`` when unset, on every OS)."""
-    base = os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config"
-    return Path(base) / "convodex" / "config.toml"
-
-
 def configured_roots() -> list[Path]:
     """The ``roots`` list of the config file (``PATH[:format]`` each), resolved.
 
     ``roots = ["~/src:aider"]`` adds a directory tree whose Aider histories are
     indexed. A missing file is no roots; a malformed one is a clear error.
     """
-    path = config_file()
-    try:
-        with open(path, "rb") as handle:
-            text = handle.read()
-    except FileNotFoundError:
-        return []
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the config file ({type(exc).__name__})") from exc
-    import tomllib  # 16 ms of start-up (its regular expressions): only for a config file
-
-    try:
-        data = tomllib.loads(text.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read the config file ({type(exc).__name__})") from exc
-    roots = data.get("roots", [])
+    roots = config.user_config().get("roots", [])
     if not isinstance(roots, list) or not all(isinstance(r, str) for r in roots):
-        raise ConfigError(f"{path}: roots must be a list of paths (PATH or PATH:format)")
+        raise ConfigError(
+            f"{config.config_file()}: roots must be a list of paths (PATH or PATH:format)"
+        )
     return [resolve_root(spec, must_exist=False) for spec in roots]
 
 
