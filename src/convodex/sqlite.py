@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
     import sqlite3
@@ -20,9 +20,20 @@ else:
     except ImportError:  # pragma: no cover - depends on the platform's wheels
         import sqlite3
 
-__all__ = ["sqlite3", "SQLITE_VERSION", "is_busy", "transaction"]
+__all__ = ["sqlite3", "SQLITE_VERSION", "bound_runs", "is_busy", "transaction"]
 
 SQLITE_VERSION: tuple[int, ...] = tuple(int(p) for p in sqlite3.sqlite_version.split("."))
+# Values one statement binds at most where a list is expanded into ``IN (?, …)`` or
+# ``VALUES``: far below SQLite's limit (32,766), a page's worth at a time.
+BOUND_RUN = 500
+
+T = TypeVar("T")
+
+
+def bound_runs(values: list[T], size: int = BOUND_RUN) -> Iterator[list[T]]:
+    """``values`` in runs of at most ``size``, each bound by one statement."""
+    for start in range(0, len(values), size):
+        yield values[start : start + size]
 
 
 def is_busy(exc: BaseException) -> bool:

@@ -47,7 +47,7 @@ from convodex.catalog.db import Catalog, read_revision
 from convodex.catalog.plan import Plan, SearchRequest, Where, make_plan
 from convodex.catalog.rowids import DOCUMENTS
 from convodex.errors import QueryError
-from convodex.sqlite import sqlite3
+from convodex.sqlite import bound_runs, sqlite3
 from convodex.text.query import Term
 
 ENABLED = True
@@ -428,8 +428,7 @@ def _size(blob: bytes) -> int:
 def _sizes(db: sqlite3.Connection, rowids: list[int]) -> dict[int, int]:
     """Each document's length in tokens (FTS5's ``docsize``: one varint a column)."""
     out: dict[int, int] = {}
-    for start in range(0, len(rowids), 500):
-        chunk = rowids[start : start + 500]
+    for chunk in bound_runs(rowids):
         marks = ", ".join("?" for _ in chunk)
         for rowid, size in db.execute(
             f"SELECT id, sz FROM documents_docsize WHERE id IN ({marks})", chunk

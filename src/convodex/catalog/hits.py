@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +24,7 @@ from convodex.catalog.db import Catalog
 from convodex.catalog.rowids import SLOT_SHIFT, UNIT_MASK, kind_of, part_of
 from convodex.errors import NotFound, QueryError
 from convodex.models import ContextMessage, Hit
-from convodex.sqlite import sqlite3
+from convodex.sqlite import bound_runs, sqlite3
 from convodex.text.query import Query, first_match
 from convodex.text.snippet import collapse_whitespace, head, window
 
@@ -34,8 +34,6 @@ if TYPE_CHECKING:
 SNIPPET_RADIUS = 80
 CONTEXT_CHARS = 400
 TITLE_CHARS = 80
-# Values a prefetch query binds at most (SQLite's limit is far above: 32,766).
-_PREFETCH_CHUNK = 500
 
 
 class RuntimeState(msgspec.Struct, frozen=True):
@@ -154,7 +152,7 @@ class Hydrator:
         three queries instead of three per candidate."""
         bases = sorted({address & UNIT_MASK for address in addresses} - self._places.keys())
         placed: list[tuple[int, int]] = []
-        for chunk in _chunks(bases):
+        for chunk in bound_runs(bases):
             for base, *place in self.catalog.db.execute(
                 "SELECT m.base, s.source_id, m.message, m.first_part, m.at, m.timed "
                 f"FROM messages AS m JOIN slots AS s ON s.slot = m.base >> {SLOT_SHIFT} "
@@ -180,7 +178,7 @@ class Hydrator:
 
     def _read_sources(self, ids: set[int]) -> None:
         """These sources' catalog rows, checked against their files (None: gone)."""
-        for chunk in _chunks(sorted(ids)):
+        for chunk in bound_runs(sorted(ids)):
             for source_id in chunk:
                 self.sources[source_id] = None
             for row in self.catalog.db.execute(
@@ -347,12 +345,6 @@ class Hydrator:
                 )
         except sqlite3.OperationalError:
             pass  # busy: the next scan notices the change anyway
-
-
-def _chunks(values: list[int]) -> Iterator[list[int]]:
-    """``values`` in runs a query can bind (``_PREFETCH_CHUNK``)."""
-    for start in range(0, len(values), _PREFETCH_CHUNK):
-        yield values[start : start + _PREFETCH_CHUNK]
 
 
 def title_from(first_user: SourceMessage | None) -> str | None:

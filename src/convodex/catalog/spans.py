@@ -14,7 +14,7 @@ import struct
 import sys
 from array import array
 
-from convodex.sqlite import sqlite3
+from convodex.sqlite import BOUND_RUN, bound_runs, sqlite3
 
 _HEAD = struct.Struct("<BBQ")
 _TYPECODES = {2: "H", 4: "I", 8: "Q"}
@@ -83,7 +83,7 @@ def lookup(db: sqlite3.Connection, source_id: int, index: int) -> tuple[int, int
 
 
 # (source, message index) pairs one ``lookup_many`` query binds (two values each).
-MANY_CHUNK = 250
+MANY_CHUNK = BOUND_RUN // 2
 
 
 def lookup_many(
@@ -92,8 +92,7 @@ def lookup_many(
     """(offset, length) of each (source, message index) that has one: a page's hits in
     one query, not one each (a tenth of a page of 200 hits was these lookups)."""
     found: dict[tuple[int, int], tuple[int, int]] = {}
-    for start in range(0, len(wanted), MANY_CHUNK):
-        chunk = wanted[start : start + MANY_CHUNK]
+    for chunk in bound_runs(wanted, MANY_CHUNK):
         rows = db.execute(
             f"WITH wanted(source_id, idx) AS (VALUES {', '.join('(?, ?)' for _ in chunk)}) "
             "SELECT w.source_id, w.idx, s.first_index, s.count, s.spans "

@@ -37,6 +37,7 @@ from convodex.sources.base import (
     SourceMessage,
     messages_at,
     open_source,
+    read_span,
 )
 from convodex.sources.content import Parts, ToolUses, block_text
 from convodex.sources.jsonl import (
@@ -413,9 +414,9 @@ class ClaudeCodeFormat(NamedResultsFormat):
 
     def title_at(self, path: Path, offset: int, length: int) -> str | None:
         """The title of the summary or custom-title record at ``offset``."""
-        with open_source(path) as handle:
-            handle.seek(offset)
-            line = handle.read(length)
+        line = read_span(path, offset, length)
+        if line is None:
+            return None  # the file no longer holds the record
         found = SessionInfo(session_id="")
         _title(found, _info_record(line), offset, length)
         return found.title
