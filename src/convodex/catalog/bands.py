@@ -47,7 +47,7 @@ from convodex.catalog.db import Catalog, read_revision
 from convodex.catalog.plan import Plan, SearchRequest, Where, make_plan
 from convodex.catalog.rowids import DOCUMENTS
 from convodex.errors import QueryError
-from convodex.sqlite import bound_runs, sqlite3
+from convodex.sqlite import bound_runs, sqlite3, transaction
 from convodex.text.query import Term
 
 ENABLED = True
@@ -243,14 +243,12 @@ def first(catalog: Catalog, plan: Plan, count: int) -> list[tuple[float, int, fl
 
 @contextlib.contextmanager
 def _snapshot(db: sqlite3.Connection) -> Iterator[None]:
+    """One read snapshot: the caller's transaction when it is in one."""
     if db.in_transaction:
         yield
         return
-    db.execute("BEGIN")
-    try:
+    with transaction(db, "BEGIN"):
         yield
-    finally:
-        db.execute("COMMIT")
 
 
 def _within(avgdl: float, built_at: float) -> bool:
