@@ -302,7 +302,7 @@ class Hydrator:
             if src.title_offset is not None and not src.changed:
                 if src.title_offset < 0:
                     return None
-                title = fmt.title_at(src.file, src.title_offset, src.title_length)
+                title = fmt.title_at(src.file, src.title_offset, src.title_length or 0)
                 if title:
                     return title
                 # The record no longer gives one: the file is not as indexed.
