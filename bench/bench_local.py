@@ -323,10 +323,10 @@ def bench_search(root: Path, manifest: corpus.Manifest | None, runs: int) -> Non
     """Warm in-process search latency on a fresh catalog of ``root``, at ``--limit 50``
     and ``--limit 200`` (issue 14: the larger page costs at most twice the smaller);
     the common word also without its band (``bands``), alternately in the run."""
-    from convodex.catalog import bands
     from convodex.catalog.db import open_catalog
     from convodex.catalog.plan import SearchRequest
     from convodex.catalog.search import Searcher
+    from convodex.catalog.speed import bands
 
     queries = {
         "rare": manifest.rare_word() if manifest else "needle1",

@@ -27,11 +27,11 @@ from pathlib import Path
 import msgspec
 
 import corpus
-from convodex.catalog import bands, split
 from convodex.catalog.db import open_catalog
 from convodex.catalog.indexer import Indexer
 from convodex.catalog.plan import SearchRequest
 from convodex.catalog.search import RANKED, Searcher
+from convodex.catalog.speed import bands, split
 from convodex.sources.roots import resolve_root
 
 TARGET_FIRST_PAGE_P95_MS = 30.0

@@ -280,7 +280,7 @@ def slow_helper(*args: Any) -> None:
     the slower half, so the indexing process claims sources too."""
     import time
 
-    from convodex.catalog import batches
+    from convodex.catalog.speed import helper as batches
 
     claim = batches.Claims.claim
 
@@ -296,7 +296,7 @@ def die_after_a_group(*args: Any) -> None:
     """An index helper that dies (as if killed) right after sending its first group."""
     import os
 
-    from convodex.catalog import batches
+    from convodex.catalog.speed import helper as batches
 
     connect = batches._connection
 

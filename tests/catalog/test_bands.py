@@ -1,4 +1,4 @@
-"""Impact bands (``catalog.bands``): a frequent word's first page from a few hundred
+"""Impact bands (``catalog.speed.bands``): a frequent word's first page from a few hundred
 documents is FTS5's page, hit for hit and score for score, and stays so as sessions
 grow, shrink and change."""
 
@@ -13,12 +13,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import corpus
-from convodex.catalog import bands
 from convodex.catalog.batches import projection_text
 from convodex.catalog.db import Catalog, open_catalog
 from convodex.catalog.indexer import Indexer
 from convodex.catalog.plan import SearchRequest, make_plan
 from convodex.catalog.search import Searcher
+from convodex.catalog.speed import bands
 from convodex.models import Hit
 from convodex.sqlite import sqlite3
 from helpers import append_lines, write_session
@@ -319,7 +319,7 @@ def test_another_writer_postpones_a_refresh_without_failing_the_run(
 DIE_BEFORE_FOLLOWING = """
 import os, sys
 from pathlib import Path
-from convodex.catalog import bands
+from convodex.catalog.speed import bands
 from convodex.catalog.db import open_catalog
 from convodex.catalog.indexer import Indexer
 

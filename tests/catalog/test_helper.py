@@ -51,7 +51,7 @@ def test_while_the_helper_is_the_slower_half_this_process_reads_too(
     one and reads it itself; each source is read once, and the catalog (rowids, so tie
     order, included) is the one a single process builds."""
     import helpers
-    from convodex.catalog import batches
+    from convodex.catalog.speed import helper as batches
 
     monkeypatch.setattr(indexer_module, "usable_cpus", lambda: 2)
     monkeypatch.setattr(indexer_module, "read_in_helper", helpers.slow_helper)

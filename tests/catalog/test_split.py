@@ -1,4 +1,4 @@
-"""One search on several cores (``catalog.split``): the same pages, in every order and
+"""One search on several cores (``catalog.speed.split``): the same pages, in every order and
 with every filter, as one connection gives, and a safe answer when a commit lands."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 import corpus
-from convodex.catalog import split
 from convodex.catalog.db import Catalog, open_catalog
 from convodex.catalog.indexer import Indexer
 from convodex.catalog.plan import SearchRequest
 from convodex.catalog.rowids import DOCUMENTS, TABLES
+from convodex.catalog.speed import split
 from convodex.errors import ConfigError
 from convodex.models import to_builtins
 from convodex.sqlite import sqlite3
@@ -151,7 +151,7 @@ def test_the_shares_setting_narrows_or_turns_off_the_split(
 
 def spares_in_worker() -> int:
     """Run in a search worker process: the spare connections its catalog keeps."""
-    from convodex.catalog import workers
+    from convodex.catalog.speed import workers
 
     assert workers._searcher is not None
     return len(workers._searcher.catalog.spares)
@@ -162,7 +162,7 @@ def test_a_search_worker_splits_a_search_only_while_it_is_the_only_one(
 ) -> None:
     """`serve`'s workers: a lone search uses every core, as the CLI's does; under load
     each search stays on its worker's core."""
-    from convodex.catalog.workers import SearchPool
+    from convodex.catalog.speed.workers import SearchPool
 
     pool = SearchPool(history, 1)
     try:

@@ -18,14 +18,8 @@ from collections.abc import Callable, Generator, Iterable
 from pathlib import Path
 from typing import Any
 
-from convodex.catalog import bands, spans
-from convodex.catalog.batches import (
-    Batch,
-    HelperChannel,
-    PendingSource,
-    SourceReader,
-    read_in_helper,
-)
+from convodex.catalog import spans
+from convodex.catalog.batches import Batch, PendingSource, SourceReader
 from convodex.catalog.db import Catalog
 from convodex.catalog.rowids import (
     DOCUMENTS,
@@ -37,7 +31,9 @@ from convodex.catalog.rowids import (
     slot_ranges,
     slot_steps,
 )
-from convodex.catalog.split import usable_cpus
+from convodex.catalog.speed import bands
+from convodex.catalog.speed.helper import HelperChannel, read_in_helper
+from convodex.catalog.speed.split import usable_cpus
 from convodex.models import IndexStats
 from convodex.sources.base import Budget
 from convodex.sources.discover import Discovered, describe, discover_file, scan

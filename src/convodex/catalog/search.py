@@ -22,11 +22,11 @@ from typing import Any
 import msgspec
 
 from convodex import config
-from convodex.catalog import bands, split
 from convodex.catalog.db import Catalog
 from convodex.catalog.hits import Hydrator, RuntimeState, around_path
 from convodex.catalog.plan import Plan, SearchRequest, make_plan
 from convodex.catalog.rowids import TABLES
+from convodex.catalog.speed import bands, split
 from convodex.errors import QueryError
 from convodex.models import ContextMessage, Hit, Progress, ProgressState, SearchPage
 from convodex.sqlite import sqlite3

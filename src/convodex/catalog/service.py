@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from convodex.catalog.indexer import Progress as IndexProgress
     from convodex.catalog.listing import Listing
     from convodex.catalog.scheduler import Scheduler
-    from convodex.catalog.workers import SearchPool
+    from convodex.catalog.speed.workers import SearchPool
     from convodex.hints import HintChannel, HintQueue
     from convodex.sources.base import Budget
 
@@ -222,7 +222,7 @@ class HistoryService:
         """A search in a worker process; after a recovery the workers reopen the new file."""
         assert self.pool is not None
         if self.pool.generation != self.catalog.generation:
-            from convodex.catalog.workers import SearchPool
+            from convodex.catalog.speed.workers import SearchPool
 
             old, self.pool = self.pool, SearchPool(self.catalog, self.pool.workers)
             old.close()
@@ -433,7 +433,7 @@ class HistoryService:
                 self.channel = HintChannel(config.hint_socket_path(self.cache_dir), queue)
         self.scheduler.start()
         if settings.search_workers and self.catalog.path is not None:
-            from convodex.catalog.workers import SearchPool
+            from convodex.catalog.speed.workers import SearchPool
 
             self.pool = SearchPool(self.catalog, settings.search_workers)
         if watch:

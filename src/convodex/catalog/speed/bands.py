@@ -42,10 +42,10 @@ from typing import Any
 import msgspec
 
 from convodex import config
-from convodex.catalog import split
 from convodex.catalog.db import Catalog, read_revision
 from convodex.catalog.plan import Plan, SearchRequest, Where, make_plan
 from convodex.catalog.rowids import DOCUMENTS
+from convodex.catalog.speed import split
 from convodex.errors import QueryError
 from convodex.sqlite import bound_runs, sqlite3, transaction
 from convodex.text.query import Term

@@ -15,10 +15,10 @@ import multiprocessing
 import threading
 from pathlib import Path
 
-from convodex.catalog import split
 from convodex.catalog.db import Catalog, Mode, connect
 from convodex.catalog.plan import SearchRequest
 from convodex.catalog.search import Searcher
+from convodex.catalog.speed import split
 from convodex.models import SearchPage
 
 _searcher: Searcher | None = None
