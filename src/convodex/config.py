@@ -75,6 +75,10 @@ SEARCH_SHARES = Setting(
     unit="shares",
 )
 
+# The accelerators (``catalog/speed``): ``off`` serves every query from the core alone,
+# the same answers more slowly (docs/architecture.md).
+ACCELERATORS_ENV = "CONVODEX_ACCELERATORS"
+
 DEFAULT_SEARCH_LIMIT = 50  # L4: a page of hits for people (CLI, HTTP, web page)
 MAX_SEARCH_LIMIT = 200
 # The agent tool's default page: hits go into a model's context, so fewer by default.

@@ -31,6 +31,8 @@ from convodex.catalog.db import Catalog, catalog_error, connect, is_corruption, 
 from convodex.catalog.plan import SearchRequest
 from convodex.catalog.refs import SessionRef
 from convodex.catalog.search import RuntimeState, Searcher, progress, root_ids_for
+from convodex.catalog.speed.settings import Accelerators
+from convodex.catalog.speed.wing import Wing
 from convodex.errors import NotFound, QueryError, SourceError
 from convodex.models import (
     AroundResult,
@@ -89,6 +91,7 @@ class HistoryService:
         scope: list[Path] | None = None,
         background: Background | None = None,
         follow_symlinks: bool = False,
+        accelerators: Accelerators | None = None,
     ) -> None:
         self.catalog = catalog  # the owner connection: indexing writes here
         self.roots = roots
@@ -98,6 +101,12 @@ class HistoryService:
         # Searches see only these roots' sources (None: the whole catalog).
         self.scope = scope
         self.background = background or Background()
+        # The accelerators (``catalog/speed``): from the environment unless given;
+        # ``Accelerators()`` serves from the core alone.
+        if accelerators is None:
+            workers = self.background.search_workers
+            accelerators = Accelerators.from_config(search_workers=workers)
+        self.speed = Wing(accelerators)
         self.runtime = RuntimeState()
         self.scheduler: Scheduler | None = None
         self.pool: SearchPool | None = None
@@ -119,11 +128,13 @@ class HistoryService:
         scoped: bool = False,
         background: Background | None = None,
         follow_symlinks: bool = False,
+        accelerators: Accelerators | None = None,
     ) -> HistoryService:
         """Open the catalog under ``cache_dir`` by the open policy (L8).
 
         ``scoped``: searches see only ``roots``; ``background``: how ``start`` works;
-        ``follow_symlinks``: index sources that are links out of their root.
+        ``follow_symlinks``: index sources that are links out of their root;
+        ``accelerators``: which speed-ups run (default: ``Accelerators.from_config``).
         """
         catalog = open_catalog(cache_dir)
         scope = roots if scoped else None
@@ -134,6 +145,7 @@ class HistoryService:
             scope=scope,
             background=background,
             follow_symlinks=follow_symlinks,
+            accelerators=accelerators,
         )
 
     def __enter__(self) -> HistoryService:
@@ -201,7 +213,7 @@ class HistoryService:
             self._readers.remove(catalog)
 
     def searcher(self) -> Searcher:
-        return Searcher(self.reader(), self.runtime)
+        return Searcher(self.reader(), self.runtime, self.speed)
 
     def search(self, request: SearchRequest) -> SearchPage:
         """One page of hits; never waits for indexing (progress says how far it is)."""
@@ -224,14 +236,14 @@ class HistoryService:
         if self.pool.generation != self.catalog.generation:
             from convodex.catalog.speed.workers import SearchPool
 
-            old, self.pool = self.pool, SearchPool(self.catalog, self.pool.workers)
+            old, self.pool = self.pool, SearchPool(self.catalog, self.pool.settings)
             old.close()
         return self.pool.search(request)
 
     def progress(self) -> Progress:
         def run() -> Progress:
             catalog = self.reader()
-            return progress(catalog, root_ids_for(catalog, self.scope))
+            return progress(catalog, root_ids_for(catalog, self.scope), self.speed)
 
         return self._guarded(run)
 
@@ -405,9 +417,9 @@ class HistoryService:
 
         roots = [r for r in self.roots if r.is_dir()]
         return self._guarded(
-            lambda: Indexer(self.catalog, budget, follow_symlinks=self.follow_symlinks).run(
-                roots, progress
-            )
+            lambda: Indexer(
+                self.catalog, budget, follow_symlinks=self.follow_symlinks, speed=self.speed
+            ).run(roots, progress)
         )
 
     # -- background lifetime ------------------------------------------------------------
@@ -426,16 +438,17 @@ class HistoryService:
             hints=queue,
             rescan_seconds=settings.rescan_seconds,
             follow_symlinks=self.follow_symlinks,
+            speed=self.speed,
         )
         self.scheduler.listeners.append(self._refresh_listing(self.scheduler))
         if settings.listen_for_hints and self.catalog.mode == "disk":
             with contextlib.suppress(OSError):
                 self.channel = HintChannel(config.hint_socket_path(self.cache_dir), queue)
         self.scheduler.start()
-        if settings.search_workers and self.catalog.path is not None:
+        if self.speed.settings.search_workers and self.catalog.path is not None:
             from convodex.catalog.speed.workers import SearchPool
 
-            self.pool = SearchPool(self.catalog, settings.search_workers)
+            self.pool = SearchPool(self.catalog, self.speed.settings)
         if watch:
             self._watcher = threading.Thread(target=self._watch, name="convodex-watch", daemon=True)
             self._watcher.start()
@@ -520,6 +533,7 @@ class HistoryService:
             self._watcher.join(5)
         if self.channel is not None:
             self.channel.close()
+        self.speed.close()
         with self._readers_lock:
             for catalog in self._readers:
                 with contextlib.suppress(Exception):

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import multiprocessing
+import multiprocessing.connection
 import os
 import signal
 import socket
 import struct
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Generator, Iterable
 from typing import TYPE_CHECKING
 
 from convodex.catalog.batches import Batch, PendingSource, SourceReader
@@ -21,6 +23,22 @@ from convodex.sources.base import Budget
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
+
+# Sources larger than this are read by the indexing process: small ones travel whole
+# (when a helper runs at all: ``settings.HELPER_MIN_BYTES``, ``HELPER_MIN_CPUS``).
+HELPER_MAX_SOURCE_BYTES = 16 * 1024 * 1024
+HELPER_POLL_SECONDS = 0.5
+# While a helper starts (a new interpreter: 0.15-0.25 s here), the indexing process
+# reads this much of the newest small sources itself: the first commits do not wait
+# for the helper, and the committing process does not sit idle.
+HELPER_HEAD_BYTES = 4 * 1024 * 1024
+# The sources this process may read itself while the helper is busy (``Claims``):
+# small ones only, so a commit the helper has ready never waits long.
+CLAIM_MAX_SOURCE_BYTES = 1024 * 1024
+# … and at most this much of them read ahead of what the helper still owes (memory).
+CLAIM_AHEAD_BYTES = 4 * 1024 * 1024
+# What ``_read_in_helper`` yields first: the helper process has been started.
+STARTED: tuple[int, list[Batch]] = (-1, [])
 
 # What a helper's receive or send raises once the indexing process it serves is gone.
 PARENT_GONE = (EOFError, OSError)
@@ -164,3 +182,151 @@ def read_in_helper(address: str, claims_path: str, budget: Budget, group_bytes: 
         claims.close()
         with contextlib.suppress(OSError):
             conn.close()
+
+
+class HelperRead:
+    """One indexing run's reads with a helper process: the caller commits what this
+    yields, in order, while the helper reads ahead; counts go to ``stats``."""
+
+    def __init__(self, budget: Budget, stats: IndexStats, group_bytes: int) -> None:
+        self.budget = budget
+        self.stats = stats
+        self.group_bytes = group_bytes
+
+    def read(
+        self, sources: list[PendingSource], sizes: dict[int, int]
+    ) -> Generator[tuple[int, Iterable[Batch]], None, None]:
+        """Batches per source, in the given order: small sources from a helper process
+        on bulk runs, large ones (and everything else) read here."""
+        reader = SourceReader(self.budget)
+        # A helper returns a source whole, so whole sources must fit the retained budget.
+        whole = min(HELPER_MAX_SOURCE_BYTES, self.budget.max_retained_bytes)
+        small = [s for s in sources if sizes[s.id] <= whole]
+        helped: Generator[tuple[int, Iterable[Batch]], None, None] | None = None
+        # The newest small sources this process reads itself while the helper starts.
+        head: set[int] = set()
+        if len(small) > 1:
+            head = _head(small, sizes, HELPER_HEAD_BYTES)
+            rest = [s for s in small if s.id not in head]
+            helped = self._read_in_helper(rest, reader, sizes)
+            if next(helped, None) is not STARTED:
+                helped, head = None, set()  # it could not start: all is read here
+        try:
+            for src in sources:
+                # The helper delivers the other small sources in this same order; once
+                # it is done or gone, whatever it did not deliver is read here.
+                mine = sizes[src.id] > whole or src.id in head
+                item = next(helped, None) if helped is not None and not mine else None
+                if item is None:
+                    helped = helped if mine else None
+                    yield src.id, reader.batches(src)
+                else:
+                    yield item
+            for _ in helped or ():
+                pass  # its last message: what it counted (the stats)
+        finally:
+            if helped is not None:
+                helped.close()
+        self.stats.add(reader.stats)
+
+    def _read_in_helper(
+        self, sources: list[PendingSource], reader: SourceReader, sizes: dict[int, int]
+    ) -> Generator[tuple[int, Iterable[Batch]], None, None]:
+        """Read and tokenize in a helper process while this one commits (two cores).
+
+        Yields ``STARTED`` once the process is started, then each source's batches in
+        the order given (``_delivered``); if the helper cannot start or connect, it
+        yields nothing more and the caller reads the sources itself.
+        """
+        context = multiprocessing.get_context("spawn")
+        with HelperChannel() as channel:
+            # The helper gets only the channel's addresses: a small start-up message,
+            # nothing it could read half of should this process die meanwhile.
+            helper = context.Process(
+                target=read_in_helper,
+                args=(channel.address, channel.claims_path, self.budget, self.group_bytes),
+                daemon=True,
+            )
+            try:
+                helper.start()
+                yield STARTED  # the caller reads on while the new interpreter starts
+                receive = channel.accept(helper.is_alive)
+                if receive is None:
+                    return  # it died before it connected
+                with receive:
+                    receive.send(sources)
+                    yield from self._delivered(sources, sizes, reader, helper, receive, channel)
+            except (EOFError, OSError):
+                return
+            finally:
+                if helper.pid is not None:
+                    helper.join(10)
+                    if helper.is_alive():
+                        helper.kill()
+                        helper.join()
+
+    def _delivered(
+        self,
+        sources: list[PendingSource],
+        sizes: dict[int, int],
+        reader: SourceReader,
+        helper: multiprocessing.process.BaseProcess,
+        receive: multiprocessing.connection.Connection,
+        channel: HelperChannel,
+    ) -> Generator[tuple[int, Iterable[Batch]], None, None]:
+        """Each source's batches in order: the helper's, or read here when the next
+        one is not delivered yet (a small one claimed here) or the helper died."""
+        places = {src.id: place for place, src in enumerate(sources)}
+        ready: dict[int, tuple[int, Iterable[Batch]]] = {}
+
+        def small(place: int) -> bool:
+            return sizes[sources[place].id] <= CLAIM_MAX_SOURCE_BYTES
+
+        want, counted = 0, False
+        held: dict[int, int] = {}  # bytes of the sources read here, not yet yielded
+        while want < len(sources) or not counted:
+            if want in ready:
+                held.pop(want, None)
+                yield ready.pop(want)
+                want += 1
+                continue
+            ahead = sum(held.values()) < CLAIM_AHEAD_BYTES
+            if want < len(sources) and ahead and not receive.poll(0):
+                place = channel.claims.claim(len(sources), small)
+                if place is not None:
+                    src = sources[place]
+                    ready[place] = (src.id, list(reader.batches(src)))
+                    held[place] = sizes[src.id]
+                    continue
+            try:
+                # Poll, so a helper that died can never leave this waiting.
+                if not receive.poll(HELPER_POLL_SECONDS):
+                    if helper.is_alive():
+                        continue
+                    if not receive.poll(0):
+                        break
+                item = receive.recv()
+            except (EOFError, OSError):
+                break
+            group, counts, counted = item
+            self.stats.add(counts)
+            for src_id, batches in group:
+                ready[places[src_id]] = (src_id, batches)
+            if counted and want < len(sources) and want not in ready:
+                break  # it is done, yet this one is missing: read here
+        # What the helper did not deliver (it died): read here, in order.
+        for place in range(want, len(sources)):
+            src = sources[place]
+            yield ready.pop(place) if place in ready else (src.id, reader.batches(src))
+
+
+def _head(sources: list[PendingSource], sizes: dict[int, int], limit: int) -> set[int]:
+    """The first sources, in order, up to ``limit`` bytes (at least one, none of all)."""
+    head: set[int] = set()
+    total = 0
+    for src in sources[:-1]:
+        if total >= limit:
+            break
+        head.add(src.id)
+        total += sizes[src.id]
+    return head
