@@ -60,6 +60,7 @@ class Accelerators(msgspec.Struct, frozen=True):
             bands=True,
             shares=max(1, min(shares, MAX_SHARES, cpus)),
             helper_process=cpus >= HELPER_MIN_CPUS,
+            helper_min_bytes=HELPER_MIN_BYTES,
             caches=True,
             search_workers=search_workers,
         )
