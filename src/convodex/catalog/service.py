@@ -52,7 +52,6 @@ if TYPE_CHECKING:
     from convodex.catalog.indexer import Progress as IndexProgress
     from convodex.catalog.listing import Listing
     from convodex.catalog.scheduler import Scheduler
-    from convodex.catalog.speed.workers import SearchPool
     from convodex.hints import HintChannel, HintQueue
     from convodex.sources.base import Budget
 
@@ -109,7 +108,6 @@ class HistoryService:
         self.speed = Wing(accelerators)
         self.runtime = RuntimeState()
         self.scheduler: Scheduler | None = None
-        self.pool: SearchPool | None = None
         self.listing: Listing | None = None
         self.channel: HintChannel | None = None
         self.watching = threading.Event()  # set once the file watcher is running
@@ -220,25 +218,16 @@ class HistoryService:
         if self.scope is not None and request.roots is None:
             request = request.with_roots(self.scope)
         with self.interactive() if request.around else contextlib.nullcontext():
-            if self.pool is None:
+            pooled = self._guarded(lambda: self.speed.pooled(self.catalog, request))
+            if pooled is None:
                 return self._guarded(lambda: self.searcher().search(request))
-            page = self._guarded(lambda: self._pooled(request))
+            page = pooled
         runtime = self.runtime  # the overlay lives in this process, not in the workers
         for hit in page.hits:
             hit.open = hit.session_id in runtime.open
             hit.running = hit.session_id in runtime.running
             hit.current = hit.session_id == runtime.current
         return page
-
-    def _pooled(self, request: SearchRequest) -> SearchPage:
-        """A search in a worker process; after a recovery the workers reopen the new file."""
-        assert self.pool is not None
-        if self.pool.generation != self.catalog.generation:
-            from convodex.catalog.speed.workers import SearchPool
-
-            old, self.pool = self.pool, SearchPool(self.catalog, self.pool.settings)
-            old.close()
-        return self.pool.search(request)
 
     def progress(self) -> Progress:
         def run() -> Progress:
@@ -445,10 +434,10 @@ class HistoryService:
             with contextlib.suppress(OSError):
                 self.channel = HintChannel(config.hint_socket_path(self.cache_dir), queue)
         self.scheduler.start()
-        if self.speed.settings.search_workers and self.catalog.path is not None:
+        if self.speed.settings.search_workers:
             from convodex.catalog.speed.workers import SearchPool
 
-            self.pool = SearchPool(self.catalog, self.speed.settings)
+            self.speed.start_workers(self.catalog, SearchPool)
         if watch:
             self._watcher = threading.Thread(target=self._watch, name="convodex-watch", daemon=True)
             self._watcher.start()
@@ -525,8 +514,6 @@ class HistoryService:
 
     def close(self) -> None:
         self._stop_watching.set()
-        if self.pool is not None:
-            self.pool.close()
         if self.scheduler is not None:
             self.scheduler.stop()
         if self._watcher is not None:

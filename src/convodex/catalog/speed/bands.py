@@ -42,7 +42,6 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from convodex import config
-from convodex.catalog.commits import Changes
 from convodex.catalog.db import Catalog, read_revision
 from convodex.catalog.plan import Plan, SearchRequest, Where, make_plan
 from convodex.catalog.rowids import DOCUMENTS
@@ -52,6 +51,7 @@ from convodex.sqlite import bound_runs, sqlite3, transaction
 from convodex.text.query import Term
 
 if TYPE_CHECKING:
+    from convodex.catalog.commits import Changes
     from convodex.catalog.speed.split import Shares
 
 # A first page is at most the largest limit and one more (whether more follow).

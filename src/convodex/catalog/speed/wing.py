@@ -19,7 +19,7 @@ import contextlib
 import threading
 import weakref
 from collections.abc import Callable, Generator, Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 
@@ -33,14 +33,33 @@ if TYPE_CHECKING:
     from convodex.catalog.batches import Batch, PendingSource
     from convodex.catalog.commits import Changes
     from convodex.catalog.db import Catalog
-    from convodex.catalog.plan import Plan
+    from convodex.catalog.plan import Plan, SearchRequest
     from convodex.catalog.speed.split import Shares, Spares
-    from convodex.models import IndexStats, Progress
+    from convodex.models import IndexStats, Progress, SearchPage
     from convodex.sources.base import Budget
 
 Row = tuple[Any, ...]
 # A share's SQL and parameters for a rowid range.
 Build = Callable[[tuple[int, int]], tuple[str, list[Any]]]
+
+
+# Kept results keyed by everything they depend on (a catalog file and revision, a
+# session file's identity) are the process's: every wing of a warm process (serve,
+# the picker, the CLI's commands run in one process) shares them.
+RANKED = RankedLists()
+TITLES = TitleCache()
+
+
+class _Workers(Protocol):
+    """The search worker pool (``workers.SearchPool``), as the wing uses it."""
+
+    workers: int
+    generation: int
+    settings: Accelerators
+
+    def search(self, request: SearchRequest) -> SearchPage: ...
+
+    def close(self) -> None: ...
 
 
 class _Kept:
@@ -50,8 +69,8 @@ class _Kept:
         self.lock = threading.Lock()
         self.threads: concurrent.futures.ThreadPoolExecutor | None = None
         self.spares: weakref.WeakKeyDictionary[Catalog, Spares] = weakref.WeakKeyDictionary()
-        self.ranked = RankedLists()
-        self.titles = TitleCache()
+        self.ranked = RANKED
+        self.titles = TITLES
         self.progress = ProgressKept()
 
 
@@ -61,6 +80,8 @@ class Wing:
     def __init__(self, settings: Accelerators = OFF) -> None:
         self.settings = settings
         self._kept = _Kept()
+        self._workers: _Workers | None = None
+        self._start: Callable[[Catalog, Accelerators], _Workers] | None = None
 
     def using(self, **changes: Any) -> Wing:
         """The same wing (its pool, spares, caches) with other settings: a search
@@ -68,6 +89,7 @@ class Wing:
         other = Wing.__new__(Wing)
         other.settings = msgspec.structs.replace(self.settings, **changes)
         other._kept = self._kept
+        other._workers = other._start = None
         return other
 
     # -- resources ----------------------------------------------------------------
@@ -93,7 +115,25 @@ class Wing:
                 catalog.closers.append(spares.close)
             return Shares(catalog, min(parts, MAX_SHARES), kept.threads, spares)
 
+    def start_workers(
+        self, catalog: Catalog, pool: Callable[[Catalog, Accelerators], _Workers]
+    ) -> None:
+        """Start the search worker processes, ``settings.search_workers`` of them, with
+        ``pool`` (``workers.SearchPool``: it runs the core's searches, so the core's
+        owner hands it in)."""
+        if self.settings.search_workers and catalog.path is not None and self._workers is None:
+            self._start = pool
+            self._workers = pool(catalog, self.settings)
+
+    @property
+    def workers(self) -> int:
+        """How many search worker processes run (0: searches run in the caller)."""
+        return 0 if self._workers is None else self._workers.workers
+
     def close(self) -> None:
+        if self._workers is not None:
+            self._workers.close()
+            self._workers = None
         kept = self._kept
         with kept.lock:
             threads, kept.threads = kept.threads, None
@@ -104,6 +144,18 @@ class Wing:
             threads.shutdown(wait=True)
 
     # -- search hooks -------------------------------------------------------------
+
+    def pooled(self, catalog: Catalog, request: SearchRequest) -> SearchPage | None:
+        """A search run by a worker process, or None: the caller runs it. After a
+        recovery moved the catalog file, the workers are started on the new one."""
+        pool = self._workers
+        if pool is None:
+            return None
+        if pool.generation != catalog.generation and self._start is not None:
+            self._workers = self._start(catalog, pool.settings)
+            pool.close()
+            pool = self._workers
+        return pool.search(request)
 
     def first_page(self, catalog: Catalog, plan: Plan, count: int) -> list[Candidate] | None:
         """The first ``count`` (rank, stored rowid, rank) rows of ``documents`` from the
