@@ -75,6 +75,15 @@ SEARCH_SHARES = Setting(
     unit="shares",
 )
 
+PICK_FIRST_WAIT = Setting(
+    "pick_first_wait",
+    "CONVODEX_PICK_FIRST_WAIT_MS",
+    1000,
+    "How long `pick` keeps its first frame up for a slow first search before loading the "
+    "full-screen app (which then shows the results itself).",
+    unit="milliseconds",
+)
+
 DEFAULT_SEARCH_LIMIT = 50  # L4: a page of hits for people (CLI, HTTP, web page)
 MAX_SEARCH_LIMIT = 200
 # The agent tool's default page: hits go into a model's context, so fewer by default.
