@@ -79,6 +79,24 @@ SEARCH_SHARES = Setting(
 # the same answers more slowly (docs/architecture.md).
 ACCELERATORS_ENV = "CONVODEX_ACCELERATORS"
 
+PICK_FIRST_WAIT = Setting(
+    "pick_first_wait",
+    "CONVODEX_PICK_FIRST_WAIT_MS",
+    1000,
+    "How long `pick` keeps its first frame up for a slow first search before loading the "
+    "full-screen app (which then shows the results itself).",
+    unit="milliseconds",
+)
+
+SERVICE_IDLE_SECONDS = Setting(
+    "service_idle_seconds",
+    "CONVODEX_SERVICE_IDLE_SECONDS",
+    900,
+    "How long a background service (``convodex service start``) waits for a request "
+    "before it exits: warm while someone works, gone when nobody does (L20).",
+    unit="seconds",
+)
+
 DEFAULT_SEARCH_LIMIT = 50  # L4: a page of hits for people (CLI, HTTP, web page)
 MAX_SEARCH_LIMIT = 200
 # The agent tool's default page: hits go into a model's context, so fewer by default.
