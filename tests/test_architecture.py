@@ -57,8 +57,6 @@ ALLOWED.update(
 
 # Known exceptions: (importer part, imported part) -> why, and whose work removes it.
 KNOWN_IMPORTS: dict[tuple[str, str], str] = {
-    ("catalog", "sessions"): "hydration and the façade call sessions/: being removed in "
-    "issue 23 by the core work",
     ("warm", "cli"): "the warm service answers a short command by running the CLI, which "
     "imports warm/ (a cycle cli <-> warm): for the warm path's work (L20) to place",
     ("web", "warm"): "serve starts the warm path's server beside it, and that runs the CLI "

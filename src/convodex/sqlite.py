@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sized
 from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
@@ -28,6 +28,11 @@ SQLITE_VERSION: tuple[int, ...] = tuple(int(p) for p in sqlite3.sqlite_version.s
 BOUND_RUN = 500
 
 T = TypeVar("T")
+
+
+def marks(values: Sized) -> str:
+    """``?, ?, …``: one bound parameter a value, the inside of an ``IN (…)``."""
+    return ", ".join("?" * len(values))
 
 
 def bound_runs(values: list[T], size: int = BOUND_RUN) -> Iterator[list[T]]:

@@ -23,7 +23,7 @@ from convodex.catalog.rowids import SLOT_SHIFT, UNIT_MASK, kind_of, part_of
 from convodex.catalog.speed.wing import Wing
 from convodex.errors import NotFound, QueryError
 from convodex.models import ContextMessage, Hit
-from convodex.sqlite import bound_runs, sqlite3
+from convodex.sqlite import bound_runs, marks, sqlite3
 from convodex.text.query import Query, first_match
 from convodex.text.snippet import collapse_whitespace, head, window
 
@@ -104,7 +104,7 @@ class Hydrator:
         A broken config file never breaks a search: hits fall back to the agents' own
         commands (``convodex resume`` reports the file's error).
         """
-        from convodex.sessions.resume import shown_resume_command, usable_templates
+        from convodex.catalog.commands import shown_resume_command, usable_templates
 
         if self._resume_templates is None:
             self._resume_templates = usable_templates()
@@ -124,7 +124,7 @@ class Hydrator:
             for base, *place in self.catalog.db.execute(
                 "SELECT m.base, s.source_id, m.message, m.first_part, m.at, m.timed "
                 f"FROM messages AS m JOIN slots AS s ON s.slot = m.base >> {SLOT_SHIFT} "
-                f"WHERE m.base IN ({', '.join('?' for _ in chunk)})",
+                f"WHERE m.base IN ({marks(chunk)})",
                 chunk,
             ):
                 self._places[base] = tuple(place)
@@ -150,8 +150,7 @@ class Hydrator:
             for source_id in chunk:
                 self.sources[source_id] = None
             for row in self.catalog.db.execute(
-                f"SELECT {_SOURCE_COLUMNS} FROM sources "
-                f"WHERE id IN ({', '.join('?' for _ in chunk)})",
+                f"SELECT {_SOURCE_COLUMNS} FROM sources WHERE id IN ({marks(chunk)})",
                 chunk,
             ):
                 self.sources[row[0]] = self._checked(SourceRow(*row))

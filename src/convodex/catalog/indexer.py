@@ -30,7 +30,7 @@ from convodex.models import IndexStats
 from convodex.sources.base import Budget
 from convodex.sources.discover import Discovered, describe, discover_file, scan
 from convodex.sources.roots import root_format
-from convodex.sqlite import sqlite3
+from convodex.sqlite import marks, sqlite3
 
 COMMIT_BYTES = 8 * 1024 * 1024
 # The first commit of a run: its newest sessions are searchable after this much.
@@ -215,7 +215,7 @@ class Indexer:
         sql = f"SELECT {_PENDING_COLUMNS} FROM sources WHERE pending = 1"
         params: list[Any] = []
         if root_ids is not None:
-            sql += f" AND root_id IN ({', '.join('?' for _ in root_ids)})"
+            sql += f" AND root_id IN ({marks(root_ids)})"
             params.extend(root_ids)
         sql += " ORDER BY id"
         return [PendingSource(*row) for row in self.catalog.db.execute(sql, params)]

@@ -21,6 +21,7 @@ import msgspec
 from convodex.catalog.db import Catalog
 from convodex.catalog.rowids import TABLES
 from convodex.errors import QueryError
+from convodex.sqlite import marks
 from convodex.text.dates import parse_time
 from convodex.text.documents import KINDS, Kind, parse_kinds
 from convodex.text.query import Query, match_expression, parse, tool_expression
@@ -130,7 +131,7 @@ class Plan(msgspec.Struct):
         main = [k for k in self.kinds if k in layout.codes]
         if len(main) < len(layout.kinds):
             where.add(
-                f"{layout.kind_sql(rowid)} IN ({_marks(main)})", *(layout.codes[k] for k in main)
+                f"{layout.kind_sql(rowid)} IN ({marks(main)})", *(layout.codes[k] for k in main)
             )
         slot = f"({rowid} >> {layout.slot_shift})"
         if self.sources_sql is not None:
@@ -156,7 +157,7 @@ class Plan(msgspec.Struct):
         if self.session_keys:
             # A file of many sessions: a message of another session than its source's
             # counts only when its own session is named.
-            keys = _marks(self.session_keys)
+            keys = marks(self.session_keys)
             named = f"(SELECT session_key FROM messages WHERE base = {base})"
             where.add(
                 f"(({named}) IS NULL AND {slot} IN (SELECT slot FROM slots "
@@ -166,10 +167,6 @@ class Plan(msgspec.Struct):
                 *self.session_keys,
             )
         return where
-
-
-def _marks(values: Sequence[object]) -> str:
-    return ", ".join("?" for _ in values)
 
 
 def make_plan(catalog: Catalog, request: SearchRequest) -> Plan:
@@ -198,11 +195,11 @@ def make_plan(catalog: Catalog, request: SearchRequest) -> Plan:
     params: list[Any] = []
     roots = None if request.roots is None else sorted(str(r) for r in request.roots)
     if roots is not None and _outside(catalog, roots):
-        where.append(f"root_id IN (SELECT id FROM roots WHERE path IN ({_marks(roots)}))")
+        where.append(f"root_id IN (SELECT id FROM roots WHERE path IN ({marks(roots)}))")
         params.extend(roots)
     agents = _agents([*request.agents, *given.get("agent", ())])
     if agents:
-        where.append(f"format IN ({_marks(agents)})")
+        where.append(f"format IN ({marks(agents)})")
         params.extend(agents)
     projects = [*request.projects, *given.get("project", ())]
     if projects:
@@ -255,7 +252,7 @@ def _outside(catalog: Catalog, roots: list[str]) -> bool:
     root the catalog holds (``serve --root``, the usual case) filters nothing, and the
     filter cost a check per match: 104 → 124 ms for ``the`` on 210 MB."""
     row = catalog.db.execute(
-        f"SELECT 1 FROM roots WHERE path NOT IN ({_marks(roots)}) LIMIT 1", roots
+        f"SELECT 1 FROM roots WHERE path NOT IN ({marks(roots)}) LIMIT 1", roots
     ).fetchone()
     return row is not None
 

@@ -18,6 +18,7 @@ from convodex.catalog.db import Catalog
 from convodex.catalog.plan import MIN_SESSION_PREFIX
 from convodex.catalog.rowids import SLOT_SHIFT, SLOT_SPAN
 from convodex.errors import NotFound, QueryError
+from convodex.sqlite import marks
 
 MAX_CANDIDATES = 8
 
@@ -77,7 +78,7 @@ def _sources(
 ) -> list[_Source]:
     sql = f"SELECT {_COLUMNS} FROM sources WHERE {where}"
     if roots is not None:
-        sql += f" AND root_id IN ({', '.join('?' for _ in roots)})"
+        sql += f" AND root_id IN ({marks(roots)})"
         params = [*params, *roots]
     sql += " ORDER BY last_activity_at DESC, id"
     return [_Source(*row) for row in catalog.db.execute(sql, params)]
@@ -207,3 +208,58 @@ def _ambiguous(value: str, names: list[str]) -> str:
     more = len(shown) - MAX_CANDIDATES
     listed = ", ".join(shown[:MAX_CANDIDATES]) + (f" and {more} more" if more > 0 else "")
     return f"ref {value!r} is ambiguous: it matches {len(shown)} sessions: {listed}"
+
+
+# -- a session's source, by id or path (the façade's lookups) ------------------------
+
+
+def source_ref(
+    catalog: Catalog, session_id: str | None, path: str | None, root_ids: list[int] | None
+) -> SessionRef:
+    """The session of an id (its newest source) or of a transcript path, within
+    ``root_ids`` (a scoped service's roots; None: all)."""
+    where: list[str] = []
+    params: list[str | int] = []
+    if path:
+        where.append("path = ?")
+        params.append(path)
+    if session_id:
+        where.append("session_id = ?")
+        params.append(session_id)
+    if not where:
+        raise QueryError("a session id or path is required")
+    if root_ids is not None:
+        where.append(f"root_id IN ({marks(root_ids)})")
+        params.extend(root_ids)
+    row = catalog.db.execute(
+        f"SELECT path, format, session_id, workspace FROM sources WHERE {' AND '.join(where)} "
+        "ORDER BY last_activity_at DESC LIMIT 1",
+        params,
+    ).fetchone()
+    if row is None:
+        raise NotFound("unknown session")
+    found_path, fmt, file_session, workspace = row
+    return SessionRef(
+        session_id=session_id or str(file_session or ""),
+        session_path=str(found_path),
+        agent=str(fmt),
+        workspace=workspace,
+        file_session=str(file_session or ""),
+    )
+
+
+def agents(catalog: Catalog, root_ids: list[int] | None) -> list[str]:
+    """The agents (source formats) the catalog holds sessions of, by name."""
+    sql, params = "SELECT DISTINCT format FROM sources", []
+    if root_ids is not None:
+        sql += f" WHERE root_id IN ({marks(root_ids)})"
+        params = root_ids
+    return sorted(str(row[0]) for row in catalog.db.execute(sql, params))
+
+
+def root_of(catalog: Catalog, path: str) -> Path | None:
+    """The root a source was found under (None: not a known source)."""
+    row = catalog.db.execute(
+        "SELECT r.path FROM sources s JOIN roots r ON r.id = s.root_id WHERE s.path = ?", (path,)
+    ).fetchone()
+    return None if row is None else Path(row[0])

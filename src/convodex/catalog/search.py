@@ -26,7 +26,7 @@ from convodex.catalog.rowids import TABLES
 from convodex.catalog.speed.wing import Wing
 from convodex.errors import QueryError
 from convodex.models import ContextMessage, Hit, Progress, ProgressState, SearchPage
-from convodex.sqlite import sqlite3
+from convodex.sqlite import marks, sqlite3
 
 __all__ = ["RuntimeState", "SearchRequest", "Searcher", "progress", "root_ids_for"]
 
@@ -61,7 +61,7 @@ def progress(
 def _count_progress(catalog: Catalog, root_ids: list[int] | None) -> Progress:
     where, params = "", []
     if root_ids is not None:
-        where = f"WHERE root_id IN ({', '.join('?' for _ in root_ids)})"
+        where = f"WHERE root_id IN ({marks(root_ids)})"
         params = list(root_ids)
     row = catalog.db.execute(
         "SELECT count(*), "
@@ -75,7 +75,7 @@ def _count_progress(catalog: Catalog, root_ids: list[int] | None) -> Progress:
     scanned_sql = "SELECT count(*) FROM roots WHERE scan_generation > 0"
     scan_params: list[Any] = []
     if root_ids is not None:
-        scanned_sql += f" AND id IN ({', '.join('?' for _ in root_ids)})"
+        scanned_sql += f" AND id IN ({marks(root_ids)})"
         scan_params = list(root_ids)
     scanned = catalog.db.execute(scanned_sql, scan_params).fetchone()[0]
     state: ProgressState

@@ -29,11 +29,11 @@ import msgspec
 from convodex import config
 from convodex.catalog.db import Catalog, catalog_error, connect, is_corruption, open_catalog
 from convodex.catalog.plan import SearchRequest
-from convodex.catalog.refs import SessionRef
+from convodex.catalog.refs import SessionRef, agents, root_of, source_ref
 from convodex.catalog.search import RuntimeState, Searcher, progress, root_ids_for
 from convodex.catalog.speed.settings import Accelerators
 from convodex.catalog.speed.wing import Wing
-from convodex.errors import NotFound, QueryError, SourceError
+from convodex.errors import SourceError
 from convodex.models import (
     AroundResult,
     ContextMessage,
@@ -241,29 +241,12 @@ class HistoryService:
 
         A scoped service finds only sessions under its roots.
         """
+        found = self._source_ref(session_id, path)
+        return found.session_path, found.agent
+
+    def _source_ref(self, session_id: str | None, path: str | None) -> SessionRef:
         catalog = self.reader()
-        where: list[str] = []
-        params: list[str | int] = []
-        if path:
-            where.append("path = ?")
-            params.append(path)
-        if session_id:
-            where.append("session_id = ?")
-            params.append(session_id)
-        if not where:
-            raise QueryError("a session id or path is required")
-        root_ids = root_ids_for(catalog, self.scope)
-        if root_ids is not None:
-            where.append(f"root_id IN ({', '.join('?' for _ in root_ids)})")
-            params.extend(root_ids)
-        row = catalog.db.execute(
-            f"SELECT path, format FROM sources WHERE {' AND '.join(where)} "
-            "ORDER BY last_activity_at DESC LIMIT 1",
-            params,
-        ).fetchone()
-        if row is None:
-            raise NotFound("unknown session")
-        return str(row[0]), str(row[1])
+        return source_ref(catalog, session_id, path, root_ids_for(catalog, self.scope))
 
     def around(
         self,
@@ -276,54 +259,47 @@ class HistoryService:
     ) -> AroundResult:
         """The messages around one message of a session, read from its source."""
 
-        def run() -> tuple[str, list[ContextMessage]]:
-            found, _ = self.find_source(session_id, path)
-            return found, self.searcher().around(found, message_index, before, after)
+        def run() -> tuple[SessionRef, list[ContextMessage]]:
+            found = self._source_ref(session_id, path)
+            path_ = found.session_path
+            return found, self.searcher().around(path_, message_index, before, after)
 
         with self.interactive():
             found, messages = self._guarded(run)
         return AroundResult(
-            session_id=session_id or self._session_id(found),
-            session_path=found,
-            messages=messages,
+            session_id=found.session_id, session_path=found.session_path, messages=messages
         )
 
     def session(self, session_id: str, path: str | None = None) -> SessionView:
-        """A whole session's effective branch, replayed from its transcript."""
-        from convodex.sessions.resume import shown_resume_command, usable_templates
-        from convodex.sources.base import Budget, ReadResult
-        from convodex.sources.registry import FORMATS
+        """A whole session's effective branch, replayed from its transcript (the one
+        read path: ``document``'s, in the page's shape)."""
+        from convodex.catalog.transcript import read_document
 
         with self.interactive():
-            found, fmt = self._guarded(lambda: self.find_source(session_id, path))
-            self._check_readable(found, fmt)
-            reader = FORMATS[fmt]
-            info = reader.info(Path(found))
-            messages = [
-                SessionMessage(message_index=m.index, role=m.role, text=m.text())
-                for m in reader.read(Path(found), ReadResult(0, 0), Budget.from_env())
-            ]
+            found = self._guarded(lambda: self._source_ref(session_id, path))
+            self._check_readable(found.session_path, found.agent)
+            document = read_document(found, strict=False)
         return SessionView(
             session_id=session_id,
-            session_path=found,
-            title=info.title,
-            workspace_root=info.workspace_root,
-            messages=messages,
-            agent=fmt,
-            resume_command=shown_resume_command(
-                fmt, session_id, info.workspace_root, usable_templates()
-            ),
+            session_path=found.session_path,
+            title=document.title,
+            workspace_root=document.project,
+            messages=[
+                SessionMessage(
+                    message_index=entry.message_index,
+                    role=entry.role,
+                    text="\n".join(part.text for part in entry.parts),
+                )
+                for entry in document.messages
+            ],
+            agent=found.agent,
+            resume_command=document.resume_command,
         )
 
     def agents(self) -> list[str]:
         """The agents (source formats) the catalog holds sessions of, by name."""
         catalog = self.reader()
-        root_ids = root_ids_for(catalog, self.scope)
-        sql, params = "SELECT DISTINCT format FROM sources", []
-        if root_ids is not None:
-            sql += f" WHERE root_id IN ({', '.join('?' for _ in root_ids)})"
-            params = root_ids
-        return sorted(str(row[0]) for row in catalog.db.execute(sql, params))
+        return agents(catalog, root_ids_for(catalog, self.scope))
 
     def resolve(self, ref: str) -> SessionRef:
         """The session a ref names (L15): an id, a 6+ character prefix, ``id#N`` or a
@@ -335,7 +311,7 @@ class HistoryService:
 
     def document(self, target: SessionRef | str) -> SessionDocument:
         """One session's effective branch with every part, replayed from its transcript."""
-        from convodex.sessions.transcript import read_document
+        from convodex.catalog.transcript import read_document
 
         found = self.resolve(target) if isinstance(target, str) else target
         with self.interactive():
@@ -353,18 +329,9 @@ class HistoryService:
             raise SourceError(path, "not a regular file") from exc
         except OSError as exc:
             raise SourceError(path, f"cannot be read ({type(exc).__name__})") from exc
-        sql = "SELECT r.path FROM sources s JOIN roots r ON r.id = s.root_id WHERE s.path = ?"
-        row = self._guarded(lambda: self.reader().db.execute(sql, (path,)).fetchone())
-        if not self.follow_symlinks and row is not None and leaves_root(Path(path), Path(row[0])):
+        root = self._guarded(lambda: root_of(self.reader(), path))
+        if not self.follow_symlinks and root is not None and leaves_root(Path(path), root):
             raise SourceError(path, "is a link out of its root (--follow-symlinks reads it)")
-
-    def _session_id(self, path: str) -> str:
-        row = (
-            self.reader()
-            .db.execute("SELECT session_id FROM sources WHERE path = ?", (path,))
-            .fetchone()
-        )
-        return str(row[0]) if row else ""
 
     def tree(self, progressive: bool = False, retry_failed: bool = False) -> Tree:
         """The session tree (L10); progressive answers at once from cached summaries."""

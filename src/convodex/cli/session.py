@@ -99,8 +99,8 @@ def show(
     Tool calls and results are folded to one line each unless --tools is given; the
     message at #N is marked. On a terminal the output goes through $PAGER.
     """
+    from convodex.catalog.transcript import redact_document
     from convodex.sessions.render import window
-    from convodex.sessions.transcript import redact_document
 
     if ("/" in ref or os.sep in ref) and not os.path.isabs(os.path.expanduser(ref)):
         local_only("a path relative to the client's directory")
@@ -136,8 +136,8 @@ def export(ref: str, fmt: str, output: Path | None, redact: bool, cache_dir: Pat
     The effective branch with every tool call, under a header (title, agent, project,
     dates, message count). HTML has its CSS inline and loads nothing.
     """
+    from convodex.catalog.transcript import redact_document
     from convodex.sessions.render import export as render_export
-    from convodex.sessions.transcript import redact_document
 
     with open_service(cache_dir) as service:
         document = service.document(service.resolve(ref))

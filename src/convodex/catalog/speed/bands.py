@@ -47,7 +47,7 @@ from convodex.catalog.plan import Plan, SearchRequest, Where, make_plan
 from convodex.catalog.rowids import DOCUMENTS
 from convodex.catalog.speed.settings import BAND_LEAST_MATCHES, BAND_MOST
 from convodex.errors import QueryError
-from convodex.sqlite import bound_runs, sqlite3, transaction
+from convodex.sqlite import bound_runs, marks, sqlite3, transaction
 from convodex.text.query import Term
 
 if TYPE_CHECKING:
@@ -422,9 +422,8 @@ def _sizes(db: sqlite3.Connection, rowids: list[int]) -> dict[int, int]:
     """Each document's length in tokens (FTS5's ``docsize``: one varint a column)."""
     out: dict[int, int] = {}
     for chunk in bound_runs(rowids):
-        marks = ", ".join("?" for _ in chunk)
         for rowid, size in db.execute(
-            f"SELECT id, sz FROM documents_docsize WHERE id IN ({marks})", chunk
+            f"SELECT id, sz FROM documents_docsize WHERE id IN ({marks(chunk)})", chunk
         ):
             out[int(rowid)] = _size(size)
     return out

@@ -18,8 +18,13 @@ from convodex.text.snippet import collapse_whitespace, head
 TITLE_CHARS = 80
 
 
-def read_document(target: SessionRef, *, redact: bool = False) -> SessionDocument:
-    from convodex.sessions.resume import resume_command
+def read_document(
+    target: SessionRef, *, redact: bool = False, strict: bool = True
+) -> SessionDocument:
+    """The session's document; ``strict``: a broken config file's resume templates are
+    an error (``show``, ``export``), else the agents' own commands (the page's view)."""
+    from convodex.catalog.commands import resume_command as strict_resume
+    from convodex.catalog.commands import shown_resume_command, usable_templates
     from convodex.sources.base import Budget, ReadResult
     from convodex.sources.discover import FORMATS
 
@@ -71,7 +76,13 @@ def read_document(target: SessionRef, *, redact: bool = False) -> SessionDocumen
         started_at=min(times) if times else info.created_at,
         ended_at=max(times) if times else info.updated_at,
         message_count=len(entries),
-        resume_command=resume_command(target.agent, target.session_id, workspace),
+        resume_command=(
+            strict_resume(target.agent, target.session_id, workspace)
+            if strict
+            else shown_resume_command(
+                target.agent, target.session_id, workspace, usable_templates()
+            )
+        ),
         messages=entries,
     )
     return redact_document(document) if redact else document
