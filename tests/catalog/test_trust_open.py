@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from convodex.catalog import db as catalog_db
-from convodex.catalog.db import (
-    SCHEMA_VERSION,
-    open_catalog,
+from convodex.catalog.db import SCHEMA_VERSION, open_catalog
+from convodex.catalog.files import (
+    KEEP_QUARANTINED,
     parse_mountinfo,
     remote_filesystem,
     unusable_reason,
@@ -200,7 +200,7 @@ def test_only_the_newest_quarantined_copies_are_kept(cache_dir: Path) -> None:
     for _ in range(5):
         path.write_bytes(os.urandom(4096))
         open_catalog(cache_dir).close()
-    assert len(quarantined(cache_dir)) == catalog_db.KEEP_QUARANTINED
+    assert len(quarantined(cache_dir)) == KEEP_QUARANTINED
 
 
 # -- newer schema: degraded ------------------------------------------------------------

@@ -13,18 +13,20 @@ from pathlib import Path
 
 from convodex import config
 from convodex.catalog.db import (
-    QUARANTINE_MARK,
-    REBUILD_MARK,
     SCHEMA_VERSION,
     connect,
     open_file,
+    read_revision,
+    stored_user_version,
+)
+from convodex.catalog.files import (
+    QUARANTINE_MARK,
+    REBUILD_MARK,
     private_dir,
     quarantined_files,
-    read_revision,
     remove_with_side_files,
     replace_catalog,
     side_files,
-    stored_user_version,
     unusable_reason,
 )
 from convodex.catalog.indexer import Indexer
