@@ -78,10 +78,7 @@ KNOWN_CYCLES: dict[frozenset[str], str] = {
     "screen): came with the picker's first-run work (84a0429), for its owner to remove",
 }
 # Modules still over MAX_LINES: path under src/convodex -> why, and whose work splits it.
-KNOWN_LONG: dict[str, str] = {
-    "catalog/db.py": "being split in issue 23 by the core work",
-    "catalog/speed/bands.py": "being split in issue 23 by the core work",
-}
+KNOWN_LONG: dict[str, str] = {}
 
 # The speed wing (``catalog/speed``) is reached through its seam: the rest of the
 # catalog imports only these of its modules (the search workers run the core's

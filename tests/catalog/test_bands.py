@@ -18,7 +18,7 @@ from convodex.catalog.db import Catalog, open_catalog
 from convodex.catalog.indexer import Indexer
 from convodex.catalog.plan import SearchRequest, make_plan
 from convodex.catalog.search import Searcher
-from convodex.catalog.speed import bands
+from convodex.catalog.speed import band_upkeep, bands
 from convodex.catalog.speed.settings import Accelerators
 from convodex.catalog.speed.wing import Wing
 from convodex.models import Hit
@@ -63,7 +63,7 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Catalog]:
     cache = tmp_path_factory.mktemp("bands")
     with open_catalog(cache) as catalog:
         Indexer(catalog).run([Path(corpus.cached("native", 6, 12).out)])
-        assert bands.refresh(catalog, least=1000, most=6, budget=4.0) == 6
+        assert band_upkeep.refresh(catalog, least=1000, most=6, budget=4.0) == 6
         yield catalog
 
 
@@ -234,7 +234,7 @@ def test_a_large_commit_leaves_the_bands_to_refresh(
     small: tuple[Catalog, Path], monkeypatch: pytest.MonkeyPatch, bound: str
 ) -> None:
     catalog, root = small
-    monkeypatch.setattr(bands, bound, 5)
+    monkeypatch.setattr(band_upkeep, bound, 5)
     write_session(root, "more", [note(filler(8, i), i) for i in range(10)])
     index_without_refresh(catalog, root)
     assert not answered(catalog, "alpha")
@@ -273,7 +273,7 @@ def test_new_documents_are_counted_as_fts5_counts_them(texts: list[str]) -> None
     rows = [(i + 1, projection_text(text)) for i, text in enumerate(texts)]
     db.executemany("INSERT INTO documents(rowid, tokens) VALUES (?, ?)", rows)
     terms = {"alpha", "beta_x", "x1", "é", "a", "c"}
-    counted = bands._count_terms(rows, terms)
+    counted = band_upkeep._count_terms(rows, terms)
     for term in terms:
         expected = {
             (int(doc), int(n))
@@ -321,7 +321,7 @@ def test_another_writer_postpones_a_refresh_without_failing_the_run(
 DIE_BEFORE_FOLLOWING = """
 import os, sys
 from pathlib import Path
-from convodex.catalog.speed import bands
+from convodex.catalog.speed import band_upkeep
 from convodex.catalog.db import open_catalog
 from convodex.catalog.indexer import Indexer
 from convodex.catalog.speed.settings import Accelerators
@@ -330,7 +330,7 @@ from convodex.catalog.speed.wing import Wing
 def die(*args, **kwargs):
     os._exit(9)  # the commit is done; its band upkeep never runs
 
-bands.follow = die
+band_upkeep.follow = die
 indexer = Indexer(open_catalog(Path(sys.argv[1])), speed=Wing(Accelerators(bands=True)))
 indexer.scan_root(Path(sys.argv[2]))
 indexer.index_pending()

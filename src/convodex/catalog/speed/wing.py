@@ -231,19 +231,19 @@ class Wing:
         new documents (``bands.follow``)."""
         if changes is None or not self.settings.bands:
             return
-        from convodex.catalog.speed import bands
+        from convodex.catalog.speed import band_upkeep
 
-        _unless_busy(lambda: bands.follow(catalog, changes.before, revision, changes))
+        _unless_busy(lambda: band_upkeep.follow(catalog, changes.before, revision, changes))
 
     def after_run(self, catalog: Catalog) -> int:
         """After an indexing run: every frequent word's band brought up to date."""
         if not self.settings.bands:
             return 0
-        from convodex.catalog.speed import bands
+        from convodex.catalog.speed import band_upkeep
 
         settings = self.settings
         return _unless_busy(
-            lambda: bands.refresh(
+            lambda: band_upkeep.refresh(
                 catalog,
                 least=settings.band_least_matches,
                 most=settings.band_most,
