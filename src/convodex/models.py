@@ -27,6 +27,8 @@ __all__ = [
     "Model",
     "Progress",
     "QuarantinedFile",
+    "RecentPage",
+    "RecentSession",
     "ReindexReport",
     "SearchPage",
     "ProgressState",
@@ -108,6 +110,32 @@ class Hit(Model):
     around: list[ContextMessage] | UnsetType = UNSET
 
 
+class RecentSession(Model):
+    """One session in a listing without words (L17 ``recent``), newest first."""
+
+    session_id: str
+    # The format's own title, else the first user message, else the bare id (L14).
+    session_title: str
+    agent: str
+    project: str | None
+    first_activity_at: int | None
+    last_activity_at: int | None
+    message_count: int
+    subagent: bool
+    # What ``show``, ``export`` and ``resume`` accept (the session id).
+    ref: str
+    session_path: str
+    resume_command: str | None = None
+
+
+class RecentPage(Model):
+    """One page of sessions, newest first, with the cursor for the next."""
+
+    sessions: list[RecentSession]
+    next_cursor: str | None
+    progress: Progress
+
+
 class SearchPage(Model):
     """One page of hits with the cursor for the next and the index's progress."""
 
@@ -118,6 +146,9 @@ class SearchPage(Model):
     # With sub-agent sessions left out (the default): whether they hold a match.
     subagent_hits: bool
     progress: Progress
+    # A query of qualifiers only (or none) browses: its sessions, newest first, and
+    # no hits (L17: the same list as ``recent``).
+    sessions: list[RecentSession] | UnsetType = UNSET
 
 
 class CompactHit(Model, kw_only=True, omit_defaults=True):

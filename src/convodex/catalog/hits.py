@@ -272,6 +272,10 @@ class Hydrator:
         """The format's own title, else the first user message, else None (L14)."""
         if message.session_id:  # a conversation inside a file of many
             return message.title or None
+        return self.session_title(src)
+
+    def session_title(self, src: SourceRow) -> str | None:
+        """The title of the source's own session (read once a search)."""
         if None not in src.titles:
             src.titles[None] = self._title(src)
         return src.titles[None]

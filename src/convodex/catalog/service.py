@@ -38,6 +38,7 @@ from convodex.models import (
     Event,
     IndexStats,
     Progress,
+    RecentPage,
     SearchPage,
     SessionDocument,
     SessionMessage,
@@ -203,10 +204,38 @@ class HistoryService:
     def searcher(self) -> Searcher:
         return Searcher(self.reader(), self.runtime)
 
-    def search(self, request: SearchRequest) -> SearchPage:
-        """One page of hits; never waits for indexing (progress says how far it is)."""
+    def recent(self, request: SearchRequest | None = None) -> RecentPage:
+        """Sessions newest first (L17): the request's filters and qualifiers, no words;
+        ``limit`` and ``cursor`` or ``page`` page it. Never waits for indexing."""
+        from convodex.catalog.recent import recent
+
+        request = request or SearchRequest()
         if self.scope is not None and request.roots is None:
             request = request.with_roots(self.scope)
+        scoped = request
+        return self._guarded(lambda: recent(self.reader(), scoped, self.runtime))
+
+    def search(self, request: SearchRequest) -> SearchPage:
+        """One page of hits; never waits for indexing (progress says how far it is).
+
+        A query without words (empty, or qualifiers only) browses: the page holds the
+        sessions ``recent`` lists and no hits, so it means the same on every surface.
+        """
+        from convodex.catalog.recent import is_browse
+
+        if self.scope is not None and request.roots is None:
+            request = request.with_roots(self.scope)
+        if is_browse(request):
+            listing = self.recent(request)
+            return SearchPage(
+                hits=[],
+                next_cursor=listing.next_cursor,
+                revision=listing.progress.revision,
+                stale_cursor=False,
+                subagent_hits=False,
+                progress=listing.progress,
+                sessions=listing.sessions,
+            )
         with self.interactive() if request.around else contextlib.nullcontext():
             if self.pool is None:
                 return self._guarded(lambda: self.searcher().search(request))

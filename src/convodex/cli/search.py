@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -16,11 +16,13 @@ from convodex.cli.options import (
     cache_dir_option,
     color_option,
     emit_json,
+    filter_options,
     json_option,
+    request_filters,
     root_options,
     roots_or_defaults,
 )
-from convodex.models import IndexReport, IndexStats
+from convodex.models import UNSET, IndexReport, IndexStats
 from convodex.text.query import parse
 
 
@@ -72,20 +74,8 @@ def index(
 
 
 @click.command(context_settings={"ignore_unknown_options": True})
-@click.argument("words", nargs=-1, required=True)
-@click.option("--agent", "agents", multiple=True, help="Only this agent's sessions (repeatable).")
-@click.option(
-    "--project",
-    "projects",
-    multiple=True,
-    help="Only sessions in this workspace: a path (or below it) or its last name (repeatable).",
-)
-@click.option("--here", is_flag=True, help="Only sessions of the current directory's project.")
-@click.option("--since", help="Only messages from then on: 2026-11-01, an ISO time, 7d, 12h …")
-@click.option("--until", help="Only messages until then (a date includes that day).")
-@click.option("--tool", "tools", multiple=True, help="Only this tool's calls and results.")
-@click.option("--role", "roles", multiple=True, help="user, assistant or tool (repeatable).")
-@click.option("--session", "sessions", multiple=True, help="Only this session (id or prefix).")
+@click.argument("words", nargs=-1)
+@filter_options
 @click.option("--kind", "kinds", multiple=True, help="Kinds to search (repeatable).")
 @click.option(
     "--sort",
@@ -97,34 +87,23 @@ def index(
 @click.option("--cursor", help="nextCursor from a previous page.")
 @click.option("--around", type=int, default=0, help="Messages of context before and after.")
 @click.option("--wait", is_flag=True, help="Index the roots first, then search.")
-@click.option(
-    "--include-subagents", is_flag=True, help="Also search sub-agent and headless sessions."
-)
 @color_option
 @root_options
 @json_option
 def search(
     words: tuple[str, ...],
-    agents: tuple[str, ...],
-    projects: tuple[str, ...],
-    here: bool,
-    since: str | None,
-    until: str | None,
-    tools: tuple[str, ...],
-    roles: tuple[str, ...],
-    sessions: tuple[str, ...],
     kinds: tuple[str, ...],
     sort: str,
     limit: int,
     cursor: str | None,
     around: int,
     wait: bool,
-    include_subagents: bool,
     color: str,
     roots: tuple[str, ...],
     follow_symlinks: bool,
     cache_dir: Path | None,
     as_json: bool,
+    **options: Any,
 ) -> None:
     """Search the catalog for QUERY. Never scans directories unless --wait is given.
 
@@ -132,6 +111,7 @@ def search(
     QUERY: words (all must match), "exact phrases", a OR b, -word or NOT word,
     prefix*, (groups), and qualifiers agent: project: kind: tool: role: session:
     since: until: (e.g. project:"my app" since:7d). A query may start with -.
+    Without words (filters only) it lists sessions newest first, as `recent` does.
     """
     # Given roots limit the search to them; --wait indexes them (or the defaults) first.
     root_list = roots_or_defaults(roots) if roots or wait else []
@@ -142,14 +122,7 @@ def search(
         cursor=cursor,
         around=around,
         sort=sort,
-        include_subagents=include_subagents,
-        agents=agents,
-        projects=(*projects, os.getcwd()) if here else projects,
-        since=since,
-        until=until,
-        tools=tools,
-        roles=roles,
-        sessions=sessions,
+        **request_filters(options),
     )
     scoped = bool(roots)
     with HistoryService.open(
@@ -160,6 +133,11 @@ def search(
         page = service.search(request)
     if as_json:
         emit_json(page)
+        return
+    if page.sessions is not UNSET:
+        from convodex.cli.recent import SessionPrinter
+
+        SessionPrinter(use_color(color)).sessions(page.sessions, page.progress, page.next_cursor)
         return
     HitPrinter(use_color(color), parse(request.query)).page(page)
 

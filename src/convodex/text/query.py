@@ -274,6 +274,20 @@ def _cjk_run(bigrams: list[str]) -> Term:
     return Term(tuple(bigrams), "phrase" if len(bigrams) > 1 else "word")
 
 
+def browse_qualifiers(text: str) -> dict[str, tuple[str, ...]] | None:
+    """The qualifiers of a query that holds no words (empty, or qualifiers only): such a
+    query browses sessions instead of searching (L17), on every surface. None when it
+    holds anything else (words, phrases, operators: a search, or an error of ``parse``).
+    """
+    lexemes = _lex(text)
+    if any(lexeme.kind != "qualifier" for lexeme in lexemes):
+        return None
+    found: dict[str, list[str]] = {}
+    for lexeme in lexemes:
+        found.setdefault(lexeme.name, []).append(lexeme.text)
+    return {name: tuple(values) for name, values in found.items()}
+
+
 def parse(text: str) -> Query:
     """Parse a query; malformed input raises ``QueryError`` naming the problem."""
     parser = _Parser(_lex(text))
