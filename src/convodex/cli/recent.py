@@ -9,12 +9,12 @@ import click
 
 from convodex import config
 from convodex.catalog.plan import SearchRequest
-from convodex.catalog.service import HistoryService
 from convodex.cli.hits import describe_progress, local_time, short_path, use_color
 from convodex.cli.options import (
     color_option,
     emit_json,
     filter_options,
+    history,
     json_option,
     request_filters,
     root_options,
@@ -93,7 +93,7 @@ def recent(
         **request_filters(options),
     )
     root_list = roots_or_defaults(roots) if roots else []
-    with HistoryService.open(
+    with history(
         cache_dir, root_list, scoped=bool(roots), follow_symlinks=follow_symlinks
     ) as service:
         listing = service.recent(request)

@@ -17,6 +17,7 @@ from convodex.cli.options import (
     color_option,
     emit_json,
     filter_options,
+    history,
     json_option,
     request_filters,
     root_options,
@@ -125,9 +126,7 @@ def search(
         **request_filters(options),
     )
     scoped = bool(roots)
-    with HistoryService.open(
-        cache_dir, root_list, scoped=scoped, follow_symlinks=follow_symlinks
-    ) as service:
+    with history(cache_dir, root_list, scoped=scoped, follow_symlinks=follow_symlinks) as service:
         if wait:
             run_index(service, not as_json and sys.stderr.isatty())
         page = service.search(request)
