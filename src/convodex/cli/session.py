@@ -179,6 +179,7 @@ def resume_target(
     into: str | None,
     max_bytes: int,
     cache_dir: Path | None,
+    redact: bool = True,
 ) -> tuple[Launch, Path | None, str]:
     """(the launch, the brief's path or None, the line ``--print`` shows)."""
     from convodex.sessions import resume
@@ -187,11 +188,17 @@ def resume_target(
     if into is None:
         launch = resume.resume_launch(target.agent, target.session_id, target.workspace)
         return launch, None, launch.shell()
+    from convodex.sessions.transcript import redact_document
+
     document = service.document(target)
-    text = brief(document, max_bytes)
+    shared = redact_document(document) if redact else document
+    text = brief(shared, max_bytes)
     path = brief_path(cache_dir, document.session_id)
     write_private(path, text)
+    # The agent runs in the session's real workspace, whatever the brief shows of it.
     launch = resume.handoff_launch(into, text, path, document.project)
+    if text not in launch.argv:
+        return launch, path, launch.shell()  # the brief goes by its file
     shown = resume.handoff_launch(into, "\0brief\0", path, document.project).shell()
     shown = shown.replace(shlex.quote("\0brief\0"), f'"$(cat {shlex.quote(str(path))})"')
     return launch, path, shown
@@ -210,6 +217,12 @@ def resume_target(
 @click.option(
     "--print", "print_only", is_flag=True, help="Print the command instead of running it."
 )
+@click.option(
+    "--redact/--no-redact",
+    default=True,
+    show_default=True,
+    help="With --in: mask likely secrets, the home directory and the user name in the brief.",
+)
 @json_option
 @cache_dir_option
 def resume(
@@ -217,6 +230,7 @@ def resume(
     into: str | None,
     max_bytes: int,
     print_only: bool,
+    redact: bool,
     as_json: bool,
     cache_dir: Path | None,
 ) -> None:
@@ -227,10 +241,12 @@ def resume(
     The agent's documented resume command runs in the session's workspace and takes
     over the terminal; override it per agent in the [resume] table of
     $XDG_CONFIG_HOME/convodex/config.toml. --in AGENT starts AGENT there instead, with
-    a Markdown brief of the session as its first prompt.
+    a Markdown brief of the session as its first prompt: redacted unless --no-redact,
+    kept in a private file and, where the agent reads files, passed by that file.
     """
     with open_service(cache_dir) as service:
-        run_resume(service, service.resolve(ref), into, max_bytes, print_only, as_json, cache_dir)
+        target = service.resolve(ref)
+        run_resume(service, target, into, max_bytes, print_only, as_json, cache_dir, redact)
 
 
 def run_resume(
@@ -241,12 +257,13 @@ def run_resume(
     print_only: bool,
     as_json: bool,
     cache_dir: Path | None,
+    redact: bool = True,
 ) -> None:
     """Print the command, or close the service and become the agent (never returns)."""
     from convodex.sessions.resume import check, execute
 
     launch, path, shown = resume_target(
-        service, target, into=into, max_bytes=max_bytes, cache_dir=cache_dir
+        service, target, into=into, max_bytes=max_bytes, cache_dir=cache_dir, redact=redact
     )
     if as_json:
         emit_json(

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Literal
 
 import msgspec
@@ -497,6 +497,11 @@ def highlights(query: Query, text: str) -> list[Span]:
     """Every span of ``text`` (a snippet) that a positive term of ``query`` matches."""
     doc = _Doc(text)
     spans = {sp for term in query.terms() for sp in _term_spans(term, doc, True)}
+    return merge_spans(spans)
+
+
+def merge_spans(spans: Iterable[Span]) -> list[Span]:
+    """Overlapping or touching spans as one, in order (marks and masks alike)."""
     merged: list[Span] = []
     for start, end in sorted(spans):
         if merged and start <= merged[-1][1]:
