@@ -91,8 +91,9 @@ class Hit(Model):
     tool_name: str | None
     snippet: str
     score: float
-    # The format's own title, else the first user message (≤ 80 characters).
-    session_title: str | None
+    # The format's own title, else the first user message (≤ 80 characters), else the
+    # bare session id (L14: never null).
+    session_title: str
     workspace_root: str | None
     # The session's workspace path (the ``project`` filter matches it).
     project: str | None

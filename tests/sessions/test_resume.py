@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from convodex.text.agents import agent_key
 from convodex.text.redact import redact_paths
 from helpers import FIXTURES, CliRun, as_json, hits, write_claude_session
 from stub_agents import run_convodex, stub_agents
@@ -86,7 +87,7 @@ def test_print_gives_each_agents_documented_command(
 
 
 def test_hits_carry_the_resume_command(fixtures_indexed: None, cli: CliRun) -> None:
-    found = {h["agent"]: h["resumeCommand"] for h in hits(cli, "repository")}
+    found = {agent_key(h["agent"]): h["resumeCommand"] for h in hits(cli, "repository")}
     assert found["claude_code"] == DOCUMENTED["claude_code"][1]
     vscode = hits(cli, "the", "--agent", "copilot-vscode")
     assert vscode and all(h["resumeCommand"] is None for h in vscode)
@@ -107,7 +108,7 @@ def test_the_config_file_overrides_and_bad_files_are_one_line(
     vscode = as_json(cli("resume", NO_COMMAND["copilot-vscode"], "--json"))
     assert vscode["argv"] == ["code", "--reuse-window", "."]
     # Hits offer the same command.
-    found = {h["agent"]: h["resumeCommand"] for h in hits(cli, "repository")}
+    found = {agent_key(h["agent"]): h["resumeCommand"] for h in hits(cli, "repository")}
     assert found["claude_code"].endswith("--fork-session")
 
     for text, message in [
@@ -125,7 +126,7 @@ def test_the_config_file_overrides_and_bad_files_are_one_line(
         assert lines[0].startswith(f"error: {path}") or message in lines[0]
         assert message in lines[0], (text, lines[0])
         # Search keeps working on a broken file, with the agents' own commands.
-        found = {h["agent"]: h["resumeCommand"] for h in hits(cli, "repository")}
+        found = {agent_key(h["agent"]): h["resumeCommand"] for h in hits(cli, "repository")}
         assert found["claude_code"] in (DOCUMENTED["claude_code"][1], None)
 
 
@@ -143,7 +144,7 @@ def test_a_config_file_with_roots_still_gives_its_templates(
     result = cli("resume", claude_ref, "--print")
     assert result.exit_code == 0, result.output
     assert result.stdout.endswith("--fork-session\n")
-    found = {h["agent"]: h["resumeCommand"] for h in hits(cli, "repository")}
+    found = {agent_key(h["agent"]): h["resumeCommand"] for h in hits(cli, "repository")}
     assert found["claude_code"].endswith("--fork-session")
     listed = as_json(cli("sources", "--json", cache=False))
     assert str(extra.resolve()) in [r["path"] for r in listed["roots"]]

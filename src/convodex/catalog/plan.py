@@ -328,8 +328,11 @@ def _kinds(kinds: list[str], roles: list[str]) -> tuple[Kind, ...]:
 
 
 def agent_name(value: str) -> str:
-    """An agent as people write it: ``claude-code`` and ``claude_code`` alike."""
-    return value.strip().lower().replace("-", "_")
+    """An agent as people write it: ``claude-code``, ``claude_code`` and ``claude``
+    alike (``text.agents``)."""
+    from convodex.text.agents import agent_key
+
+    return agent_key(value)
 
 
 def _agents(values: list[str]) -> list[str]:
@@ -340,8 +343,11 @@ def _agents(values: list[str]) -> list[str]:
     names = list(dict.fromkeys(agent_name(v) for v in values))
     unknown = [n for n in names if n not in FORMATS]
     if unknown:
+        from convodex.text.agents import agent_label, did_you_mean
+
         raise QueryError(
-            "unknown agent; known: " + ", ".join(sorted(n.replace("_", "-") for n in FORMATS))
+            f"unknown agent;{did_you_mean(unknown[0], FORMATS)} known: "
+            + ", ".join(sorted(agent_label(n) for n in FORMATS))
         )
     return names
 

@@ -46,6 +46,7 @@ from convodex.models import (
     Tree,
 )
 from convodex.sqlite import sqlite3
+from convodex.text.agents import agent_label
 
 if TYPE_CHECKING:
     from convodex.catalog.indexer import Progress as IndexProgress
@@ -337,7 +338,7 @@ class HistoryService:
             title=info.title,
             workspace_root=info.workspace_root,
             messages=messages,
-            agent=fmt,
+            agent=agent_label(fmt),
             resume_command=shown_resume_command(
                 fmt, session_id, info.workspace_root, usable_templates()
             ),

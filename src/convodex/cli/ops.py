@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from convodex.catalog.maintenance import doctor_catalogs, recorded_roots, reindex_history
+from convodex.cli.hits import counted
 from convodex.cli.options import cache_dir_option, emit_json, json_option
 from convodex.config import catalog_path
 from convodex.models import CatalogReport
@@ -98,7 +99,8 @@ def reindex_history_command(dirs: tuple[Path, ...], cache_dir: Path | None, as_j
     count = len(result.roots)
     click.echo(
         f"rebuilt {result.path} from {count} root{'' if count == 1 else 's'}: "
-        f"{stats.indexed} of {stats.sources} sources, {stats.messages} messages "
+        f"{stats.indexed} of {counted(stats.sources, 'source')}, "
+        f"{counted(stats.messages, 'message')} "
         f"in {stats.seconds:.2f} s; {stats.failed} failed"
     )
     for error_class, count in sorted(stats.errors.items()):

@@ -11,7 +11,7 @@ import click
 from convodex import config
 from convodex.catalog.plan import SearchRequest
 from convodex.catalog.service import HistoryService
-from convodex.cli.hits import HitPrinter, use_color
+from convodex.cli.hits import HitPrinter, counted, use_color
 from convodex.cli.options import (
     cache_dir_option,
     color_option,
@@ -67,8 +67,9 @@ def index(
         return
     mb = stats.bytes_read / 1e6
     click.echo(
-        f"indexed {stats.indexed} of {stats.sources} sources ({stats.messages} messages, "
-        f"{mb:.1f} MB) in {stats.seconds:.2f} s; {stats.failed} failed, {stats.removed} removed"
+        f"indexed {stats.indexed} of {counted(stats.sources, 'source')} "
+        f"({counted(stats.messages, 'message')}, {mb:.1f} MB) in {stats.seconds:.2f} s; "
+        f"{stats.failed} failed, {stats.removed} removed"
     )
     for error_class, count in sorted(stats.errors.items()):
         click.echo(f"  failed: {count} × {error_class}")
@@ -85,6 +86,7 @@ def index(
     show_default=True,
 )
 @click.option("--limit", type=int, default=config.DEFAULT_SEARCH_LIMIT, show_default=True)
+@click.option("--page", type=int, help="Page N of these hits (1: the first).")
 @click.option("--cursor", help="nextCursor from a previous page.")
 @click.option("--around", type=int, default=0, help="Messages of context before and after.")
 @click.option("--wait", is_flag=True, help="Index the roots first, then search.")
@@ -96,6 +98,7 @@ def search(
     kinds: tuple[str, ...],
     sort: str,
     limit: int,
+    page: int | None,
     cursor: str | None,
     around: int,
     wait: bool,
@@ -121,6 +124,7 @@ def search(
         kinds=kinds,
         limit=limit,
         cursor=cursor,
+        page=page,
         around=around,
         sort=sort,
         **request_filters(options),
@@ -129,16 +133,17 @@ def search(
     with history(cache_dir, root_list, scoped=scoped, follow_symlinks=follow_symlinks) as service:
         if wait:
             run_index(service, not as_json and sys.stderr.isatty())
-        page = service.search(request)
+        found = service.search(request)
     if as_json:
-        emit_json(page)
+        emit_json(found)
         return
-    if page.sessions is not UNSET:
+    if found.sessions is not UNSET:
         from convodex.cli.recent import SessionPrinter
 
-        SessionPrinter(use_color(color)).sessions(page.sessions, page.progress, page.next_cursor)
+        printer = SessionPrinter(use_color(color), page)
+        printer.sessions(found.sessions, found.progress, found.next_cursor)
         return
-    HitPrinter(use_color(color), parse(request.query)).page(page)
+    HitPrinter(use_color(color), parse(request.query), page or 1).page(found)
 
 
 @click.command()
@@ -154,7 +159,7 @@ def demo(cache_dir: Path | None, query: str) -> None:
     with HistoryService.open(cache_dir, roots, scoped=True) as service:
         stats = run_index(service, sys.stderr.isatty())
         click.echo(
-            f"indexed {stats.indexed} sources ({stats.messages} messages) in "
+            f"indexed {counted(stats.indexed, 'source')} ({counted(stats.messages, 'message')}) in "
             f"{stats.seconds:.2f} s from {', '.join(map(str, roots))}"
         )
         click.echo(f"$ convodex search {query}")

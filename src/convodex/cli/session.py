@@ -15,7 +15,7 @@ import click
 from convodex import config
 from convodex.catalog.refs import SessionRef
 from convodex.catalog.service import HistoryService
-from convodex.cli.hits import use_color
+from convodex.cli.hits import counted, use_color
 from convodex.cli.options import cache_dir_option, color_option, emit_json, history, json_option
 from convodex.models import SessionDocument
 from convodex.sessions.resume import Launch
@@ -126,9 +126,12 @@ def show(
 @click.option(
     "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write to FILE."
 )
+@click.option("--force", is_flag=True, help="With -o: replace FILE when it exists.")
 @click.option("--redact", is_flag=True, help="Replace likely secrets with [redacted].")
 @cache_dir_option
-def export(ref: str, fmt: str, output: Path | None, redact: bool, cache_dir: Path | None) -> None:
+def export(
+    ref: str, fmt: str, output: Path | None, force: bool, redact: bool, cache_dir: Path | None
+) -> None:
     """Export a session as a self-contained Markdown, HTML or JSON document.
 
     \b
@@ -136,9 +139,12 @@ def export(ref: str, fmt: str, output: Path | None, redact: bool, cache_dir: Pat
     The effective branch with every tool call, under a header (title, agent, project,
     dates, message count). HTML has its CSS inline and loads nothing.
     """
+    from convodex.errors import InvalidInput
     from convodex.sessions.render import export as render_export
     from convodex.sessions.transcript import redact_document
 
+    if output is not None and not force and os.path.lexists(output):
+        raise InvalidInput(f"{output} already exists: add --force to replace it")
     with open_service(cache_dir) as service:
         document = service.document(service.resolve(ref))
     if redact:
@@ -147,19 +153,24 @@ def export(ref: str, fmt: str, output: Path | None, redact: bool, cache_dir: Pat
     if output is None:
         click.echo(written, nl=False)
         return
-    write_private(output, written)
-    click.echo(f"exported {document.message_count} messages to {output}", err=True)
+    write_private(output, written, replace=force)
+    click.echo(f"exported {counted(document.message_count, 'message')} to {output}", err=True)
 
 
-def write_private(path: Path, text: str) -> None:
-    """A new file readable by its owner only: conversations are private."""
+def write_private(path: Path, text: str, *, replace: bool = True) -> None:
+    """A new file readable by its owner only: conversations are private. Without
+    ``replace`` an existing file is an error, never overwritten (even one that appears
+    meanwhile)."""
     from convodex.errors import InvalidInput
 
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if replace else os.O_EXCL)
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        fd = os.open(path, flags, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
     except OSError as exc:
+        if isinstance(exc, FileExistsError):
+            raise InvalidInput(f"{path} already exists: add --force to replace it") from exc
         raise InvalidInput(f"{path}: cannot be written ({exc.strerror})") from exc
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from convodex.catalog.refs import SessionRef
 from convodex.errors import NotFound, SourceError
 from convodex.models import SessionDocument, SessionEntry, SessionPart
+from convodex.text.agents import agent_label
 from convodex.text.redact import redact, redact_paths
 from convodex.text.snippet import collapse_whitespace, head
 
@@ -65,7 +66,7 @@ def read_document(target: SessionRef, *, redact: bool = False) -> SessionDocumen
     document = SessionDocument(
         session_id=target.session_id,
         session_path=target.session_path,
-        agent=target.agent,
+        agent=agent_label(target.agent),
         title=title,
         project=workspace,
         started_at=min(times) if times else info.created_at,
