@@ -21,6 +21,7 @@ __all__ = [
     "CompactPage",
     "ContextMessage",
     "Event",
+    "FailedSource",
     "Hit",
     "IndexReport",
     "IndexStats",
@@ -336,6 +337,17 @@ class IndexReport(Model):
     stats: IndexStats
     progress: Progress
     roots: list[str]
+    # Every source of these roots that is failed now (this run's and earlier ones).
+    failed: list[FailedSource] = msgspec.field(default_factory=list)
+
+
+class FailedSource(Model):
+    """A transcript that could not be indexed: its path, agent and why (no content)."""
+
+    path: str
+    agent: str
+    error_class: str | None
+    reason: str
 
 
 class QuarantinedFile(Model):
@@ -358,10 +370,13 @@ class CatalogReport(Model):
     sources: dict[str, int]
     pending: int
     line_errors: int
+    # The error classes of failed sources (line errors in healthy ones are not here).
     error_classes: dict[str, int]
     revision: int | None
     quarantined: list[QuarantinedFile]
     note: str | None
+    # Every failed source, by path (``doctor --failed`` prints them).
+    failed: list[FailedSource] = msgspec.field(default_factory=list)
 
 
 class ReindexReport(Model):
@@ -373,6 +388,7 @@ class ReindexReport(Model):
     roots: list[str]
     stats: IndexStats
     progress: Progress
+    failed: list[FailedSource] = msgspec.field(default_factory=list)
 
 
 # -- conversation server (S) --------------------------------------------------------

@@ -27,6 +27,7 @@ from convodex.catalog.db import (
     stored_user_version,
     unusable_reason,
 )
+from convodex.catalog.failures import failed_sources
 from convodex.catalog.indexer import Indexer
 from convodex.catalog.search import progress
 from convodex.errors import CatalogError
@@ -132,10 +133,11 @@ def _inspect(db: sqlite3.Connection, report: CatalogReport) -> None:
     report.error_classes = {
         str(name): int(count)
         for name, count in db.execute(
-            "SELECT error_class, count(*) FROM sources WHERE error_class IS NOT NULL "
-            "GROUP BY error_class ORDER BY error_class"
+            "SELECT error_class, count(*) FROM sources WHERE health = 'failed' "
+            "AND error_class IS NOT NULL GROUP BY error_class ORDER BY error_class"
         )
     }
+    report.failed = failed_sources(db)
     report.revision = read_revision(db)
 
 
@@ -200,6 +202,7 @@ def reindex_history(
         try:
             stats = Indexer(catalog, budget).run([r for r in root_list if r.is_dir()])
             state = progress(catalog)
+            failed = failed_sources(catalog.db)
             catalog.db.execute("PRAGMA journal_mode = DELETE")  # one self-contained file
         finally:
             catalog.close()
@@ -222,4 +225,5 @@ def reindex_history(
         roots=[str(r) for r in root_list],
         stats=stats,
         progress=state,
+        failed=failed,
     )

@@ -36,6 +36,7 @@ from convodex.models import (
     AroundResult,
     ContextMessage,
     Event,
+    FailedSource,
     IndexStats,
     Progress,
     RecentPage,
@@ -343,6 +344,18 @@ class HistoryService:
                 fmt, session_id, info.workspace_root, usable_templates()
             ),
         )
+
+    def failed_sources(self) -> list[FailedSource]:
+        """The failed sources of this service's roots (every root when it has none)."""
+        from convodex.catalog.failures import failed_sources
+
+        def run() -> list[FailedSource]:
+            catalog = self.reader()
+            return failed_sources(
+                catalog.db, root_ids_for(catalog, self.scope or self.roots or None)
+            )
+
+        return self._guarded(run)
 
     def agents(self) -> list[str]:
         """The agents (source formats) the catalog holds sessions of, by name."""

@@ -11,7 +11,7 @@ import click
 from convodex import config
 from convodex.catalog.plan import SearchRequest
 from convodex.catalog.service import HistoryService
-from convodex.cli.hits import HitPrinter, counted, use_color
+from convodex.cli.hits import HitPrinter, counted, short_path, use_color
 from convodex.cli.options import (
     cache_dir_option,
     color_option,
@@ -23,7 +23,7 @@ from convodex.cli.options import (
     root_options,
     roots_or_defaults,
 )
-from convodex.models import UNSET, IndexReport, IndexStats
+from convodex.models import UNSET, FailedSource, IndexReport, IndexStats
 from convodex.text.query import parse
 
 
@@ -62,17 +62,32 @@ def index(
     with HistoryService.open(cache_dir, root_list, follow_symlinks=follow_symlinks) as service:
         stats = run_index(service, not as_json and sys.stderr.isatty())
         state = service.progress()
+        failed = service.failed_sources()
     if as_json:
-        emit_json(IndexReport(stats=stats, progress=state, roots=[str(r) for r in root_list]))
+        roots_shown = [str(r) for r in root_list]
+        emit_json(IndexReport(stats=stats, progress=state, roots=roots_shown, failed=failed))
         return
+    click.echo(index_summary(stats, len(failed)))
+    print_failed(failed)
+
+
+def index_summary(stats: IndexStats, failed: int) -> str:
+    """One line: what this run changed, or that it changed nothing; ``failed`` counts
+    every failed source of the roots (as ``doctor`` does), not only this run's."""
+    sources = counted(stats.sources, "source")
+    if not (stats.indexed or stats.removed or stats.failed or stats.missing):
+        return f"nothing changed: {sources}, {failed} failed ({stats.seconds:.2f} s)"
     mb = stats.bytes_read / 1e6
-    click.echo(
-        f"indexed {stats.indexed} of {counted(stats.sources, 'source')} "
-        f"({counted(stats.messages, 'message')}, {mb:.1f} MB) in {stats.seconds:.2f} s; "
-        f"{stats.failed} failed, {stats.removed} removed"
+    return (
+        f"indexed {stats.indexed} of {sources} ({counted(stats.messages, 'message')}, "
+        f"{mb:.1f} MB) in {stats.seconds:.2f} s; {failed} failed, {stats.removed} removed"
     )
-    for error_class, count in sorted(stats.errors.items()):
-        click.echo(f"  failed: {count} × {error_class}")
+
+
+def print_failed(failed: list[FailedSource], indent: str = "  failed: ") -> None:
+    """One line per failed source: its path (home as ``~``) and why."""
+    for source in failed:
+        click.echo(f"{indent}{short_path(source.path)}: {source.reason}")
 
 
 @click.command(context_settings={"ignore_unknown_options": True})
