@@ -75,6 +75,15 @@ SEARCH_SHARES = Setting(
     unit="shares",
 )
 
+REFRESH_BUDGET = Setting(
+    "refresh_budget",
+    "CONVODEX_REFRESH_BUDGET_MS",
+    400,
+    "Most time a CLI search spends first finding and bringing in transcripts changed "
+    "since the last index (L17); past it the search answers and says what may be missing.",
+    unit="milliseconds",
+)
+
 PICK_FIRST_WAIT = Setting(
     "pick_first_wait",
     "CONVODEX_PICK_FIRST_WAIT_MS",

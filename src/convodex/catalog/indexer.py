@@ -27,6 +27,7 @@ from convodex.catalog.batches import (
     read_in_helper,
 )
 from convodex.catalog.db import Catalog
+from convodex.catalog.freshness import record_listing
 from convodex.catalog.rowids import (
     DOCUMENTS,
     OUTPUTS,
@@ -254,6 +255,7 @@ class Indexer:
         Returns the root id. Sources not seen by this (completed) scan are removed.
         """
         root_id = self.root_id(root)
+        listed_at = time.time_ns()  # what the listing below sees is as of now
         # Listing only: no transcript is read. Newest first, as they will be indexed:
         # new sources get ids (and so document rowids) in the order they are read, so
         # inserts append to the catalog's B-trees rather than split their pages.
@@ -261,6 +263,7 @@ class Indexer:
         with self.catalog.transaction() as db:
             generation = self._next_generation(db)
             db.execute("UPDATE roots SET scan_generation = ? WHERE id = ?", (generation, root_id))
+            record_listing(db, root_id, listed_at)  # the freshness check lists since then
             known = {
                 row[0]: row[1:] for row in db.execute(f"SELECT path, {_KNOWN_COLUMNS} FROM sources")
             }

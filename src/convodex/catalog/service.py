@@ -40,6 +40,7 @@ from convodex.models import (
     IndexStats,
     Progress,
     RecentPage,
+    Refresh,
     SearchPage,
     SessionDocument,
     SessionMessage,
@@ -435,6 +436,26 @@ class HistoryService:
         return self.scheduler.reason if self.scheduler is not None else "idle"
 
     # -- writes -----------------------------------------------------------------------
+
+    def refresh(self, budget_seconds: float | None = None) -> Refresh:
+        """Bring in transcripts changed or new since the last index, newest first,
+        within ``budget_seconds`` (``CONVODEX_REFRESH_BUDGET_MS``); what was left says
+        how many sessions a search may miss (L17). A background service keeps its
+        catalog current itself: it has nothing to do here."""
+        from convodex.catalog.freshness import refresh
+
+        if self.scheduler is not None:
+            return Refresh()
+        if budget_seconds is None:
+            budget_seconds = config.REFRESH_BUDGET.value() / 1000
+        budget = budget_seconds
+
+        def run() -> Refresh:
+            catalog = self.catalog
+            root_ids = root_ids_for(catalog, self.scope)
+            return refresh(catalog, root_ids, budget, self.follow_symlinks)
+
+        return self._guarded(run)
 
     def index(
         self, progress: IndexProgress | None = None, budget: Budget | None = None

@@ -19,6 +19,8 @@ from convodex.cli.options import (
     filter_options,
     history,
     json_option,
+    refresh_option,
+    refreshed,
     request_filters,
     root_options,
     roots_or_defaults,
@@ -105,6 +107,7 @@ def print_failed(failed: list[FailedSource], indent: str = "  failed: ") -> None
 @click.option("--cursor", help="nextCursor from a previous page.")
 @click.option("--around", type=int, default=0, help="Messages of context before and after.")
 @click.option("--wait", is_flag=True, help="Index the roots first, then search.")
+@refresh_option
 @color_option
 @root_options
 @json_option
@@ -117,6 +120,7 @@ def search(
     cursor: str | None,
     around: int,
     wait: bool,
+    no_refresh: bool,
     color: str,
     roots: tuple[str, ...],
     follow_symlinks: bool,
@@ -148,6 +152,8 @@ def search(
     with history(cache_dir, root_list, scoped=scoped, follow_symlinks=follow_symlinks) as service:
         if wait:
             run_index(service, not as_json and sys.stderr.isatty())
+        else:
+            refreshed(service, no_refresh)
         found = service.search(request)
     if as_json:
         emit_json(found)

@@ -384,9 +384,22 @@ def scan(root: Path, follow_symlinks: bool = False) -> Iterator[Discovered]:
     Linked directories are not walked; a linked file out of the root is a failed
     source unless ``follow_symlinks`` (see ``discover_file``).
     """
+    return scan_dirs(root, [root], follow_symlinks)
+
+
+def scan_dirs(
+    root: Path,
+    start: list[Path],
+    follow_symlinks: bool = False,
+    listed: frozenset[Path] | None = None,
+) -> Iterator[Discovered]:
+    """The transcripts in ``start`` (directories under ``root``) and below them, by
+    the rules of a scan of ``root``. With ``listed``, a subdirectory in that set is
+    not walked (it is in ``start`` already, or it is not to be walked): the freshness
+    check lists the directories it knows and walks only the ones that are new."""
     fixed = root_format(root)
     shallow = str(root) in _SHALLOW_ROOTS
-    stack = [root]
+    stack = list(reversed(start))
     while stack:
         current = stack.pop()
         try:
@@ -403,6 +416,7 @@ def scan(root: Path, follow_symlinks: bool = False) -> Iterator[Discovered]:
                         walks(fixed, root, Path(entry.path))
                         and not shallow
                         and (entry.name not in skip)
+                        and (listed is None or Path(entry.path) not in listed)
                     ):
                         subdirs.append(Path(entry.path))
                     continue
