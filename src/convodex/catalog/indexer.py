@@ -27,7 +27,7 @@ from convodex.catalog.batches import (
     read_in_helper,
 )
 from convodex.catalog.db import Catalog
-from convodex.catalog.freshness import record_listing
+from convodex.catalog.freshness import record_listing, verify_signatures
 from convodex.catalog.rowids import (
     DOCUMENTS,
     OUTPUTS,
@@ -335,14 +335,19 @@ class Indexer:
             ).fetchone()[0]
             # Grace: a file the listing missed but that exists now (an atomic
             # replace in flight) is kept; only a file still absent is removed.
-            gone = [
-                row[0]
-                for row in db.execute(
-                    "SELECT id, path FROM sources WHERE root_id = ? AND seen_generation < ?",
-                    (root_id, generation),
-                )
-                if not os.path.exists(row[1])
-            ]
+            unseen = db.execute(
+                "SELECT id, path, health FROM sources WHERE root_id = ? AND seen_generation < ?",
+                (root_id, generation),
+            ).fetchall()
+            gone = [row[0] for row in unseen if not os.path.exists(row[1])]
+            changes = bands.Changes()
+            for source_id, path, health in unseen:
+                # Replaced by a directory (a FIFO is listed, and failed, by the scan):
+                # not a transcript any more, failed at once rather than kept as it was.
+                if health != "failed" and os.path.isdir(path):
+                    failed = Batch.failed(source_id, "failed", "NotARegularFile", None)
+                    apply_batch(db, failed, changes=changes)
+                    self.stats.count_failure("NotARegularFile")
             for source_id in gone:
                 delete_source_rows(db, source_id)
                 db.execute("DELETE FROM sources WHERE id = ?", (source_id,))
@@ -352,7 +357,7 @@ class Indexer:
                 "WHERE id = ?",
                 (generation, root_id),
             )
-            if gone:
+            if gone or changes.wiped:
                 self.catalog.bump_revision(db)
         self.stats.removed += len(gone)
         return len(gone)
@@ -373,6 +378,7 @@ class Indexer:
         self.catalog.require_writable()
         self.catalog.verify()  # damage anywhere is found now, not by a later search (L8)
         root_ids = [self.scan_root(root) for root in roots]
+        verify_signatures(self.catalog)  # same size and mtime, other bytes: found here
         self.index_pending(root_ids, progress)
         for root_id in root_ids:
             self.complete_scan(root_id)
