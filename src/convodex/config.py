@@ -75,6 +75,10 @@ SEARCH_SHARES = Setting(
     unit="shares",
 )
 
+# The accelerators (``catalog/speed``): ``off`` serves every query from the core alone,
+# the same answers more slowly (docs/architecture.md).
+ACCELERATORS_ENV = "CONVODEX_ACCELERATORS"
+
 PICK_FIRST_WAIT = Setting(
     "pick_first_wait",
     "CONVODEX_PICK_FIRST_WAIT_MS",
