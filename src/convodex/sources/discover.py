@@ -23,6 +23,7 @@ or device, a file whose first record breaks detection (``discover_file``).
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import stat
@@ -58,13 +59,13 @@ from convodex.sources.base import (
 )
 from convodex.sources.registry import FORMATS as FORMATS  # re-exported: one table
 from convodex.sources.registry import source_stat as source_stat
-from convodex.sources.roots import resolve_root, root_format
+from convodex.sources.roots import Root, declared, resolve_root, root_format
 
 # Never walked under an agent's root: repositories and dependency trees, not transcripts.
 UNWALKED_DIRS = frozenset({".git", "node_modules", "checkpoints"})
-# Roots scanned without descending (workspace directories holding an Aider history).
-_SHALLOW_ROOTS: set[str] = set()
-_SNIFFED: dict[tuple[str, int], str | None] = {}
+# Files whose sniffed format is remembered (by path and inode): a rescan of an
+# unchanged history opens none of them; beyond this many the oldest are sniffed again.
+SNIFF_CACHE_FILES = 1 << 16
 SNIFF_BYTES = 64 * 1024
 SIDECAR_SUFFIXES = (".meta.json", ".jsonl.meta")
 CLAUDE_LINE_TYPES = frozenset(
@@ -101,6 +102,9 @@ class _Sniff(msgspec.Struct):
     data: msgspec.Raw = msgspec.Raw()  # Copilot CLI events
     session_id: Any = None  # Droid stream-json
     version: Any = None  # Pi's session header
+    id: Any = None
+    cwd: Any = None
+    timestamp: Any = None
     kind: Any = None  # VS Code's operation log
     v: msgspec.Raw = msgspec.Raw()
 
@@ -112,22 +116,24 @@ class Discovered:
     stat: FileStat
     # The error class that fails this source before it is read (see ``discover_file``).
     error: str | None = None
+    # Its format is its root's (declared, or an agent's root), not guessed per file:
+    # it wins over a format an earlier scan guessed.
+    declared: bool = False
 
 
-def workspace_roots(workspaces: Iterable[str | os.PathLike[str]]) -> list[Path]:
+def workspace_roots(workspaces: Iterable[str | os.PathLike[str]]) -> list[Root]:
     """Aider histories in the workspace directories other agents' sessions name.
 
     For the catalog: given the workspace paths it knows, returns each directory that
     holds a ``.aider.chat.history.md`` as an ``aider`` root scanned without
     descending (a workspace may be a whole home directory). Scan them like any root.
     """
-    found: list[Path] = []
+    found: list[Root] = []
     for workspace in workspaces:
         directory = Path(workspace).expanduser()
         if not (directory / aider.HISTORY).is_file():
             continue
-        root = resolve_root(f"{directory}:{aider.NAME}")
-        _SHALLOW_ROOTS.add(str(root))
+        root = declared(resolve_root(directory), aider.NAME, shallow=True)
         if root not in found:
             found.append(root)
     return found
@@ -194,10 +200,12 @@ _LAYOUT_FORMATS = tuple(FORMATS)
 
 def sniff(path: Path, inode: int) -> str | None:
     """The format of a file by its first record (cached per path and inode)."""
-    key = (str(path), inode)
-    if key not in _SNIFFED:
-        _SNIFFED[key] = _sniff(path)
-    return _SNIFFED[key]
+    return _sniff_cached(str(path), inode)
+
+
+@functools.lru_cache(maxsize=SNIFF_CACHE_FILES)
+def _sniff_cached(path: str, inode: int) -> str | None:
+    return _sniff(Path(path))
 
 
 def _sniff(path: Path) -> str | None:
@@ -254,8 +262,10 @@ def _sniff_agent(rec: _Sniff) -> str | None:
         return claude_code.NAME
     if rec.type in droid.STREAM_TYPES and (rec.session_id or rec.sessionId):
         return droid.NAME  # `droid exec` stream-json: keyed by session, no tree
-    if rec.type == "session" and isinstance(rec.version, int):
-        return pi.NAME
+    if rec.type == "session" and (
+        isinstance(rec.version, int) or (isinstance(rec.id, str) and (rec.cwd or rec.timestamp))
+    ):
+        return pi.NAME  # a Pi header; before version 3 it had no ``version``
     if rec.type and rec.type.split(".", 1)[0] in COPILOT_EVENT_KINDS and "." in rec.type:
         return copilot_cli.NAME if len(rec.data) else None
     if rec.type == "session_start" or (rec.type == "message" and isinstance(rec.message, dict)):
@@ -350,7 +360,7 @@ def discover_file(
         fmt = detect(path, st.st_ino, fixed)
         if fmt is None:
             return None
-        return Discovered(path, fmt, FORMATS[fmt].stat(path, st))
+        return Discovered(path, fmt, FORMATS[fmt].stat(path, st), declared=fixed is not None)
     except OSError:
         raise
     except Exception as exc:  # one file that breaks detection fails alone, never the scan
@@ -385,7 +395,7 @@ def scan(root: Path, follow_symlinks: bool = False) -> Iterator[Discovered]:
     source unless ``follow_symlinks`` (see ``discover_file``).
     """
     fixed = root_format(root)
-    shallow = str(root) in _SHALLOW_ROOTS
+    shallow = isinstance(root, Root) and root.shallow
     stack = [root]
     while stack:
         current = stack.pop()
