@@ -185,7 +185,9 @@ def _kind(envelope: str, item: _Item) -> str | None:
         if item.type == "agent_message":
             return "event_assistant"
         return None
-    if item.type == "message":
+    if item.type == "message" or item.type is None:
+        # A payload with a role and no type is a message too (the Responses API's
+        # ``EasyInputMessage``, which other tools write into rollouts).
         return item.role if item.role in ("user", "assistant") else None
     if item.type in CALL_TYPES:
         return "call"

@@ -53,6 +53,7 @@ from convodex.sources.base import (
     SourceFormat,
     SourceMessage,
 )
+from convodex.sources.claude_code import parse_time
 from convodex.sources.jsonl import error_class
 from convodex.sqlite import sqlite3
 from convodex.text.documents import (
@@ -74,8 +75,8 @@ _DATA_DIRS = frozenset({"snapshot", "log", "bin", "tool-output", "worktree"})
 
 
 class _Time(msgspec.Struct):
-    created: int | float | None = None
-    updated: int | float | None = None
+    created: int | float | str | None = None
+    updated: int | float | str | None = None
 
 
 class _Revert(msgspec.Struct):
@@ -132,7 +133,10 @@ _decode_owner = msgspec.json.Decoder(_PartOwner).decode
 _decode_revert = msgspec.json.Decoder(_Revert).decode
 
 
-def _ms(value: int | float | None) -> int | None:
+def _ms(value: int | float | str | None) -> int | None:
+    """Epoch milliseconds; some writers store an ISO 8601 string instead."""
+    if isinstance(value, str):
+        return parse_time(value)
     return int(value) if value is not None else None
 
 
