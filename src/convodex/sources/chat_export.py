@@ -35,6 +35,7 @@ from convodex.sources.base import (
     SessionInfo,
     SourceFormat,
     SourceMessage,
+    Support,
     nested_text,
 )
 from convodex.sources.claude_code import parse_time
@@ -344,6 +345,13 @@ class ChatExportFormat(SourceFormat):
     """Reader for chat exports: archive sources, one session per conversation."""
 
     name = NAME
+    support = Support(
+        agent="ChatGPT and Claude.ai exports",
+        versions="`conversations.json` of 2024–2026",
+        where="`$CONVODEX_HOME/exports` or any root",
+        branches="ChatGPT `current_node`; Claude.ai latest leaf",
+        subagents="—",
+    )
     resume: str | None = None
     append_only = False
 

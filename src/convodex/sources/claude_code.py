@@ -35,6 +35,7 @@ from convodex.sources.base import (
     ReadResult,
     SessionInfo,
     SourceMessage,
+    Support,
     messages_at,
     open_source,
     read_span,
@@ -191,8 +192,12 @@ def effective_spans(
     budget: Budget,
     sidechains: list[tuple[int, int]] | None = None,
     kept: KeptRecords[_Record] | None = None,
+    linear: bool = False,
 ) -> list[tuple[int, int]]:
     """Pass one: the tree from structural fields, then the spans of the chosen chain.
+
+    ``linear``: the writer never forks (iFlow writes the parts of one streamed answer
+    as siblings under one parent): every record counts, in file order.
 
     Sidechain records in a main file are sub-agent work; their spans (every one, in
     file order: each sub-agent run is its own branch) go to ``sidechains``. With
@@ -221,10 +226,10 @@ def effective_spans(
         )
         (side if rec.isSidechain else main).add(uuid if uuid is not None else f"@{offset}", node)
     if path.parent.name == "subagents" or not main.has_messages():
-        return _spans(side.chain())
+        return _spans(side.nodes if linear else side.chain())
     if sidechains is not None:
         sidechains.extend(_spans(side.nodes))
-    return _spans(main.chain())
+    return _spans(main.nodes if linear else main.chain())
 
 
 def _spans(chain: list[_Node]) -> list[tuple[int, int]]:
@@ -361,6 +366,13 @@ class ClaudeCodeFormat(NamedResultsFormat):
     """Reader for Claude Code project transcripts; rebuilt on change (the leaf can move)."""
 
     name = NAME
+    support = Support(
+        agent="Claude Code",
+        versions="1.0, 2.0, 2.1",
+        where="`~/.claude/projects` (`$CLAUDE_CONFIG_DIR`), every OS",
+        branches="the chain to the last record (rewinds, compaction kept)",
+        subagents="`subagents/agent-*.jsonl` files and in-file sidechains, apart",
+    )
     resume: str | None = "claude --resume {id}"
     # Starts the agent with a first prompt, for ``resume --in``:
     # `claude "query"`: interactive, with a first prompt.
@@ -369,13 +381,16 @@ class ClaudeCodeFormat(NamedResultsFormat):
 
     loader = staticmethod(_load)
     call_names = staticmethod(_tool_use_names)
+    # Siblings under one parent are forks (a rewind); a writer that never forks says
+    # so (``effective_spans``'s ``linear``).
+    linear = False
 
     def read(self, path: Path, result: ReadResult, budget: Budget) -> Iterator[SourceMessage]:
         size = os.stat(path).st_size
         budget.check(path, "log", size)
         sidechains: list[tuple[int, int]] = []
         kept: KeptRecords[_Record] | None = KeptRecords() if keeps_records(size, budget) else None
-        spans = effective_spans(path, result, budget, sidechains, kept)
+        spans = effective_spans(path, result, budget, sidechains, kept, self.linear)
         names: dict[str, str] = {}  # filled in order: a call precedes its result
         file = _File(str(path))
         with open_source(path) as handle:

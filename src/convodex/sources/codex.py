@@ -33,6 +33,7 @@ from convodex.sources.base import (
     ReadResult,
     SessionInfo,
     SourceMessage,
+    Support,
     messages_at,
     nested_text,
 )
@@ -343,6 +344,13 @@ class CodexFormat(NamedResultsFormat):
     """Reader for Codex CLI rollouts; rebuilt on change (a rollback rewrites the end)."""
 
     name = NAME
+    support = Support(
+        agent="Codex CLI",
+        versions="0.50–0.53, rollouts of 2025–2026",
+        where="`~/.codex/sessions`, `~/.codex/archived_sessions` (`$CODEX_HOME`), every OS",
+        branches="rollbacks remove their turns",
+        subagents="child rollouts (`source.subagent`), `codex exec` runs headless",
+    )
     resume: str | None = "codex resume {id}"
     # Starts the agent with a first prompt, for ``resume --in``:
     # `codex [PROMPT]` opens the TUI with it.

@@ -40,6 +40,7 @@ from convodex.sources.base import (
     SessionInfo,
     SourceFormat,
     SourceMessage,
+    Support,
 )
 from convodex.sources.content import Parts
 from convodex.sources.jsonl import decoded_lines, error_class
@@ -259,6 +260,13 @@ class CopilotVscodeFormat(SourceFormat):
     """Reader for VS Code chat sessions (``.json`` and ``.jsonl``); rebuilt on change."""
 
     name = NAME
+    support = Support(
+        agent="GitHub Copilot Chat (VS Code)",
+        versions="chat sessions v3, operation logs",
+        where="`<user dir>/workspaceStorage/<hash>/chatSessions/`, `globalStorage/*ChatSessions/`",
+        branches="the replayed final state",
+        subagents="—",
+    )
     append_only = False
     resume: str | None = None  # reopened from the Chat view's history, not a shell
 

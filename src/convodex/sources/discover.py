@@ -45,6 +45,7 @@ from convodex.sources import (
     cursor,
     dag,
     droid,
+    forks,
     gemini,
     jsonspan,
     pi,
@@ -107,6 +108,7 @@ class _Sniff(msgspec.Struct):
     timestamp: Any = None
     kind: Any = None  # VS Code's operation log
     v: msgspec.Raw = msgspec.Raw()
+    payload: Any = None  # a Codex session_meta's: a fork names its provider (TRAE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,7 +235,8 @@ def _sniff(path: Path) -> str | None:
     if rec.type in dag.KNOWN_TYPES and (rec.msgs is not None or rec.head is not None):
         return dag.NAME
     if rec.type in CODEX_LINE_TYPES or rec.record_type is not None or rec.instructions:
-        return codex.NAME
+        provider = rec.payload.get("model_provider") if isinstance(rec.payload, dict) else None
+        return forks.TRAE if provider == forks.TRAE else codex.NAME
     if rec.projectHash is not None:
         return gemini.NAME
     return _sniff_agent(rec)
@@ -258,6 +261,8 @@ def _sniff_agent(rec: _Sniff) -> str | None:
     qwen_keys = parts or len(rec.systemPayload) > 0 or rec.type == "tool_result"
     if rec.uuid and rec.sessionId and qwen_keys:
         return qwen.NAME  # Gemini-style parts in a Claude-like tree
+    if isinstance(rec.sessionId, str) and rec.sessionId.startswith(forks.IFLOW_PREFIX):
+        return forks.IFLOW if rec.uuid else None  # Claude Code's records, iFlow's ids
     if rec.uuid or rec.parentUuid:
         return claude_code.NAME
     if rec.type in droid.STREAM_TYPES and (rec.session_id or rec.sessionId):
@@ -297,6 +302,8 @@ def detect(path: Path, inode: int, fixed: str | None) -> str | None:
     by_name = format_of(name)
     if by_name == cline.NAME:
         return extension_of(path) if name == cline.TASK_FILE else by_name
+    if by_name == codex.NAME:  # a fork writes the same rollouts; its first record tells
+        return forks.TRAE if sniff(path, inode) == forks.TRAE else by_name
     if by_name is not None and by_name != session_log.NAME:
         return by_name
     if name.endswith((".jsonl", ".json")):

@@ -29,6 +29,7 @@ from convodex.sources.base import (
     SessionInfo,
     SourceFormat,
     SourceMessage,
+    Support,
     load_message,
     messages_at,
 )
@@ -207,6 +208,13 @@ class GeminiFormat(SourceFormat):
     """Reader for Gemini CLI chats (JSON and JSONL); rebuilt on change."""
 
     name = NAME
+    support = Support(
+        agent="Gemini CLI",
+        versions="JSON chats, JSONL 0.40",
+        where="`~/.gemini/tmp/<hash>/chats/`, every OS",
+        branches="`$rewindTo` cuts, `$set.messages` snapshots replace",
+        subagents="—",
+    )
     append_only = False
     resume: str | None = "gemini --resume {id}"
     # Starts the agent with a first prompt (`-i`: run it, stay interactive), for ``resume --in``.

@@ -52,6 +52,7 @@ from convodex.sources.base import (
     SessionInfo,
     SourceFormat,
     SourceMessage,
+    Support,
 )
 from convodex.sources.claude_code import parse_time
 from convodex.sources.jsonl import error_class
@@ -448,6 +449,13 @@ class OpenCodeFormat(SourceFormat):
     """Reader for OpenCode's database and JSON tree; rebuilt on any change."""
 
     name = NAME
+    support = Support(
+        agent="OpenCode",
+        versions="JSON tree 0.x, `opencode.db`",
+        where="`$XDG_DATA_HOME/opencode` (`~/.local/share/opencode`, macOS too)",
+        branches="reverts hide later messages",
+        subagents="child sessions (`parentID`)",
+    )
     append_only = False
     resume: str | None = "opencode --session {id}"
     # Starts the agent with a first prompt, for ``resume --in``:

@@ -96,7 +96,14 @@ def agent_roots() -> list[tuple[Path, str]]:
         (home / ".factory" / "sessions", "droid"),
         (pi_dir / "sessions", "pi"),
         (home / ".cline" / "data", "cline"),  # CLI sessions/ and tasks/
+        (home / ".trae" / "cli" / "sessions", "trae"),
+        (home / ".trae" / "cli" / "archived_sessions", "trae"),
+        (home / ".iflow" / "projects", "iflow"),
     ]
+    openclaw = os.environ.get("OPENCLAW_STATE_DIR")
+    claws = [Path(openclaw)] if openclaw else []
+    claws += [home / ".openclaw", home / ".clawdbot", home / ".moltbot"]
+    roots += [(claw / "agents", "openclaw") for claw in dict.fromkeys(claws)]
     for app in EXTENSION_HOSTS:
         user = vscode_user_dir(app)
         if app in VSCODE_APPS:
