@@ -56,7 +56,8 @@ def test_claude_code_tools_thinking_sidechains_and_bad_lines() -> None:
     # Sidechain work is not part of the main transcript: it is its own sub-agent session.
     assert not any("I'll research" in t for t in shown(main))
     assert any("I'll research" in t for t in shown(sidechain))
-    assert {m.session_id for m in sidechain} == {f"{side.stem}:sidechain"}
+    # One run of one Task call: a session named by the sub-agent's agentId.
+    assert {m.session_id for m in sidechain} == {f"{side.stem}:e1c84ba5"}
     assert min(m.index for m in sidechain) == len(main)
 
 

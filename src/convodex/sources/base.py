@@ -305,6 +305,12 @@ class SourceFormat(abc.ABC):
         sources, left out of scans."""
         return frozenset()
 
+    def resume_id(self, session_id: str) -> str | None:
+        """The id the agent's resume command takes for a session: itself, unless the
+        session is a part of another (a sub-agent's run resumes as its parent) or
+        cannot be resumed at all (``None``)."""
+        return session_id
+
     def title_at(self, path: Path, offset: int, length: int) -> str | None:
         """The title the record at that place gives. A reader that overrides it sets
         ``SessionInfo.title_located`` and ``title_span`` when the file alone decides
