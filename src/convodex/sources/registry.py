@@ -39,6 +39,7 @@ MODULES = {
     "trae": "forks",
     "iflow": "forks",
     "openclaw": "forks",
+    "mistral_vibe": "vibe",
 }
 
 
