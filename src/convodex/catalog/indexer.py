@@ -28,8 +28,8 @@ from convodex.catalog.db import Catalog
 from convodex.catalog.speed.wing import Wing
 from convodex.models import IndexStats
 from convodex.sources.base import Budget
-from convodex.sources.discover import Discovered, describe, discover_file, remember, scan
-from convodex.sources.roots import root_format
+from convodex.sources.discover import Discovered, describe, discover_file, scan
+from convodex.sources.roots import Root, declared, root_format
 from convodex.sqlite import sqlite3
 
 COMMIT_BYTES = 8 * 1024 * 1024
@@ -42,7 +42,7 @@ _PENDING_COLUMNS = (
     "id, path, format, byte_offset, message_count, inode, signature, size, mtime_ns, subagent, "
     "unit_count"
 )
-_KNOWN_COLUMNS = "id, size, mtime_ns, inode, pending, health"
+_KNOWN_COLUMNS = "id, size, mtime_ns, inode, pending, health, format"
 
 
 class Indexer:
@@ -66,27 +66,43 @@ class Indexer:
     # -- scanning -------------------------------------------------------------------
 
     def root_id(self, root: Path) -> int:
+        return self.stored_root(root)[0]
+
+    def stored_root(self, root: Path) -> tuple[int, Root]:
+        """The root's id, and the root as scanned: a format declared with it now is
+        stored with it; a root named by path alone takes the format stored before (a
+        reindex, a helper process, a hint know it only by its path)."""
+        fmt = root.format if isinstance(root, Root) else None
         with self.catalog.transaction() as db:
-            db.execute("INSERT OR IGNORE INTO roots(path) VALUES (?)", (str(root),))
-            row = db.execute("SELECT id FROM roots WHERE path = ?", (str(root),)).fetchone()
-        return int(row[0])
+            db.execute(
+                "INSERT INTO roots(path, format) VALUES (?, ?) ON CONFLICT(path) DO UPDATE "
+                "SET format = coalesce(excluded.format, format)",
+                (str(root), fmt),
+            )
+            row = db.execute("SELECT id, format FROM roots WHERE path = ?", (str(root),)).fetchone()
+        shallow = isinstance(root, Root) and root.shallow
+        return int(row[0]), declared(root, row[1] or root_format(root), shallow)
 
     def scan_root(self, root: Path) -> int:
         """Register every transcript under ``root``; mark changed ones pending.
 
         Returns the root id. Sources not seen by this (completed) scan are removed.
         """
-        root_id = self.root_id(root)
+        root_id, root = self.stored_root(root)
         # Files this root's sources already are keep their format: nothing is sniffed.
-        for path, inode, fmt in self.catalog.db.execute(
-            "SELECT path, inode, format FROM sources WHERE root_id = ? AND inode IS NOT NULL",
-            (root_id,),
-        ):
-            remember(path, inode, fmt)
+        formats = {
+            (str(path), int(inode)): str(fmt)
+            for path, inode, fmt in self.catalog.db.execute(
+                "SELECT path, inode, format FROM sources WHERE root_id = ? AND inode IS NOT NULL",
+                (root_id,),
+            )
+        }
         # Listing only: no transcript is read. Newest first, as they will be indexed:
         # new sources get ids (and so document rowids) in the order they are read, so
         # inserts append to the catalog's B-trees rather than split their pages.
-        found = sorted(scan(root, self.follow_symlinks), key=lambda item: -item.stat.mtime_ns)
+        found = sorted(
+            scan(root, self.follow_symlinks, formats), key=lambda item: -item.stat.mtime_ns
+        )
         with self.catalog.transaction() as db:
             generation = self._next_generation(db)
             db.execute("UPDATE roots SET scan_generation = ? WHERE id = ?", (generation, root_id))
@@ -136,13 +152,20 @@ class Indexer:
             ).fetchone()
             source_id, changed, health = int(row[0]), True, "ok"
         else:
-            source_id, size, mtime_ns, inode, pending, health = known
+            source_id, size, mtime_ns, inode, pending, health, stored_format = known
             changed = (size, mtime_ns, inode) != (st.size, st.mtime_ns, st.inode)
             pending = 0 if error is not None else 1 if (changed or pending) else 0
             db.execute(
                 "UPDATE sources SET seen_generation = ?, pending = ? WHERE id = ?",
                 (generation, pending, source_id),
             )
+            if item.declared and item.format != stored_format and error is None:
+                # The root's declared format wins over what an earlier scan guessed:
+                # the source is read again from its start, by its declared reader.
+                db.execute(
+                    "UPDATE sources SET format = ?, byte_offset = 0, pending = 1 WHERE id = ?",
+                    (item.format, source_id),
+                )
         if error is not None and (changed or health != "failed"):
             changes = Changes()
             apply_batch(db, Batch.failed(source_id, "failed", error, st), changes=changes)
@@ -320,8 +343,12 @@ class Indexer:
 
         Only files under a known root count; the most specific root decides the format.
         """
-        roots = self.catalog.db.execute("SELECT id, path, scan_generation FROM roots").fetchall()
-        owners = [(Path(rp), rid, gen) for rid, rp, gen in roots if path.is_relative_to(rp)]
+        roots = self.catalog.db.execute(
+            "SELECT id, path, scan_generation, format FROM roots"
+        ).fetchall()
+        owners = [
+            (declared(rp, fmt), rid, gen) for rid, rp, gen, fmt in roots if path.is_relative_to(rp)
+        ]
         if not owners:
             return None
         root, root_id, generation = max(owners, key=lambda owner: len(owner[0].parts))

@@ -222,6 +222,18 @@ class BudgetMeter(msgspec.Struct):
         self.used = max(0, self.used - nbytes)
 
 
+class Support(msgspec.Struct, frozen=True):
+    """What a reader supports, for the support table in docs/formats.md (generated
+    from these by ``sources.support``; a test fails when the page drifts)."""
+
+    agent: str  # the agent as people call it
+    versions: str  # the versions whose files the tests read
+    where: str  # default locations (per OS where they differ)
+    branches: str  # how the effective branch is chosen (forks, rewinds)
+    subagents: str  # how sub-agent work is kept apart
+    gaps: str = "—"  # what is known not to be read
+
+
 class SourceFormat(abc.ABC):
     """A transcript format: incremental read, single-message load, listing metadata.
 
@@ -251,6 +263,8 @@ class SourceFormat(abc.ABC):
     # through one of ``source_dirs``, so ordinary roots pay nothing for it.
     source_names: frozenset[str] = frozenset()
     source_dirs: frozenset[str] = frozenset()
+    # The row of the support table (every reader has one).
+    support: Support | None = None
 
     @abc.abstractmethod
     def read(self, path: Path, result: ReadResult, budget: Budget) -> Iterator[SourceMessage]:
@@ -290,6 +304,12 @@ class SourceFormat(abc.ABC):
         """Subdirectories of a directory with these entry names that hold none of its
         sources, left out of scans."""
         return frozenset()
+
+    def resume_id(self, session_id: str) -> str | None:
+        """The id the agent's resume command takes for a session: itself, unless the
+        session is a part of another (a sub-agent's run resumes as its parent) or
+        cannot be resumed at all (``None``)."""
+        return session_id
 
     def title_at(self, path: Path, offset: int, length: int) -> str | None:
         """The title the record at that place gives. A reader that overrides it sets
