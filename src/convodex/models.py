@@ -21,12 +21,15 @@ __all__ = [
     "CompactPage",
     "ContextMessage",
     "Event",
+    "FailedSource",
     "Hit",
     "IndexReport",
     "IndexStats",
     "Model",
     "Progress",
     "QuarantinedFile",
+    "RecentPage",
+    "RecentSession",
     "ReindexReport",
     "SearchPage",
     "ProgressState",
@@ -89,8 +92,9 @@ class Hit(Model):
     tool_name: str | None
     snippet: str
     score: float
-    # The format's own title, else the first user message (≤ 80 characters).
-    session_title: str | None
+    # The format's own title, else the first user message (≤ 80 characters), else the
+    # bare session id (L14: never null).
+    session_title: str
     workspace_root: str | None
     # The session's workspace path (the ``project`` filter matches it).
     project: str | None
@@ -108,6 +112,32 @@ class Hit(Model):
     around: list[ContextMessage] | UnsetType = UNSET
 
 
+class RecentSession(Model):
+    """One session in a listing without words (L17 ``recent``), newest first."""
+
+    session_id: str
+    # The format's own title, else the first user message, else the bare id (L14).
+    session_title: str
+    agent: str
+    project: str | None
+    first_activity_at: int | None
+    last_activity_at: int | None
+    message_count: int
+    subagent: bool
+    # What ``show``, ``export`` and ``resume`` accept (the session id).
+    ref: str
+    session_path: str
+    resume_command: str | None = None
+
+
+class RecentPage(Model):
+    """One page of sessions, newest first, with the cursor for the next."""
+
+    sessions: list[RecentSession]
+    next_cursor: str | None
+    progress: Progress
+
+
 class SearchPage(Model):
     """One page of hits with the cursor for the next and the index's progress."""
 
@@ -118,6 +148,9 @@ class SearchPage(Model):
     # With sub-agent sessions left out (the default): whether they hold a match.
     subagent_hits: bool
     progress: Progress
+    # A query of qualifiers only (or none) browses: its sessions, newest first, and
+    # no hits (L17: the same list as ``recent``).
+    sessions: list[RecentSession] | UnsetType = UNSET
 
 
 class CompactHit(Model, kw_only=True, omit_defaults=True):
@@ -304,6 +337,17 @@ class IndexReport(Model):
     stats: IndexStats
     progress: Progress
     roots: list[str]
+    # Every source of these roots that is failed now (this run's and earlier ones).
+    failed: list[FailedSource] = msgspec.field(default_factory=list)
+
+
+class FailedSource(Model):
+    """A transcript that could not be indexed: its path, agent and why (no content)."""
+
+    path: str
+    agent: str
+    error_class: str | None
+    reason: str
 
 
 class QuarantinedFile(Model):
@@ -326,10 +370,13 @@ class CatalogReport(Model):
     sources: dict[str, int]
     pending: int
     line_errors: int
+    # The error classes of failed sources (line errors in healthy ones are not here).
     error_classes: dict[str, int]
     revision: int | None
     quarantined: list[QuarantinedFile]
     note: str | None
+    # Every failed source, by path (``doctor --failed`` prints them).
+    failed: list[FailedSource] = msgspec.field(default_factory=list)
 
 
 class ReindexReport(Model):
@@ -341,6 +388,7 @@ class ReindexReport(Model):
     roots: list[str]
     stats: IndexStats
     progress: Progress
+    failed: list[FailedSource] = msgspec.field(default_factory=list)
 
 
 # -- conversation server (S) --------------------------------------------------------

@@ -38,8 +38,10 @@ from convodex.models import (
     AroundResult,
     ContextMessage,
     Event,
+    FailedSource,
     IndexStats,
     Progress,
+    RecentPage,
     SearchPage,
     SessionDocument,
     SessionMessage,
@@ -47,6 +49,7 @@ from convodex.models import (
     Tree,
 )
 from convodex.sqlite import sqlite3
+from convodex.text.agents import agent_label
 
 if TYPE_CHECKING:
     from convodex.catalog.indexer import Progress as IndexProgress
@@ -213,10 +216,38 @@ class HistoryService:
     def searcher(self) -> Searcher:
         return Searcher(self.reader(), self.runtime, self.speed)
 
-    def search(self, request: SearchRequest) -> SearchPage:
-        """One page of hits; never waits for indexing (progress says how far it is)."""
+    def recent(self, request: SearchRequest | None = None) -> RecentPage:
+        """Sessions newest first (L17): the request's filters and qualifiers, no words;
+        ``limit`` and ``cursor`` or ``page`` page it. Never waits for indexing."""
+        from convodex.catalog.recent import recent
+
+        request = request or SearchRequest()
         if self.scope is not None and request.roots is None:
             request = request.with_roots(self.scope)
+        scoped = request
+        return self._guarded(lambda: recent(self.reader(), scoped, self.runtime))
+
+    def search(self, request: SearchRequest) -> SearchPage:
+        """One page of hits; never waits for indexing (progress says how far it is).
+
+        A query without words (empty, or qualifiers only) browses: the page holds the
+        sessions ``recent`` lists and no hits, so it means the same on every surface.
+        """
+        from convodex.catalog.recent import is_browse
+
+        if self.scope is not None and request.roots is None:
+            request = request.with_roots(self.scope)
+        if is_browse(request):
+            listing = self.recent(request)
+            return SearchPage(
+                hits=[],
+                next_cursor=listing.next_cursor,
+                revision=listing.progress.revision,
+                stale_cursor=False,
+                subagent_hits=False,
+                progress=listing.progress,
+                sessions=listing.sessions,
+            )
         with self.interactive() if request.around else contextlib.nullcontext():
             pooled = self._guarded(lambda: self.speed.pooled(self.catalog, request))
             if pooled is None:
@@ -309,11 +340,23 @@ class HistoryService:
             title=info.title,
             workspace_root=info.workspace_root,
             messages=messages,
-            agent=fmt,
+            agent=agent_label(fmt),
             resume_command=shown_resume_command(
                 fmt, session_id, info.workspace_root, usable_templates()
             ),
         )
+
+    def failed_sources(self) -> list[FailedSource]:
+        """The failed sources of this service's roots (every root when it has none)."""
+        from convodex.catalog.failures import failed_sources
+
+        def run() -> list[FailedSource]:
+            catalog = self.reader()
+            return failed_sources(
+                catalog.db, root_ids_for(catalog, self.scope or self.roots or None)
+            )
+
+        return self._guarded(run)
 
     def agents(self) -> list[str]:
         """The agents (source formats) the catalog holds sessions of, by name."""

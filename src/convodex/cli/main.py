@@ -14,6 +14,7 @@ from convodex.errors import ConvodexError
 COMMANDS = {
     "index": "convodex.cli.search:index",
     "search": "convodex.cli.search:search",
+    "recent": "convodex.cli.recent:recent",
     "demo": "convodex.cli.search:demo",
     "sources": "convodex.cli.sources:sources",
     "serve": "convodex.cli.serve:serve",
