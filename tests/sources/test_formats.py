@@ -320,9 +320,8 @@ def test_the_registry_names_every_reader_by_its_own_name() -> None:
 
 def test_hand_off_commands_take_the_brief() -> None:
     """``resume --in`` starts these agents with a first prompt, each its documented way."""
-    with_handoff = {name for name, fmt in FORMATS.items() if getattr(fmt, "handoff", None)}
-    assert {"claude_code", "codex", "gemini", "cursor", "opencode", "pi"} <= with_handoff
-    for name in with_handoff:
-        template = FORMATS[name].handoff  # type: ignore[attr-defined]
+    with_handoff = {name: fmt.handoff for name, fmt in FORMATS.items() if fmt.handoff}
+    assert {"claude_code", "codex", "gemini", "cursor", "opencode", "pi"} <= set(with_handoff)
+    for name, template in with_handoff.items():
         fields = {f for _, f, _, _ in string.Formatter().parse(template) if f is not None}
         assert fields <= {"prompt", "file", "cwd"} and fields & {"prompt", "file"}, name

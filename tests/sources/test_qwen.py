@@ -234,9 +234,22 @@ def test_agent_name_and_resume_template() -> None:
 
 
 def test_a_bad_source_fails_alone_through_the_indexer(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
-    root = tmp_path / "chats"
+    root = tmp_path / "project" / "chats"
     shutil.copytree(QWEN, root)
     out = as_json(cli("index", "--root", f"{root}:qwen", "--json"))
-    # Five chats named by session id; the one whose records name another session fails.
-    assert (out["stats"]["indexed"], out["stats"]["failed"]) == (4, 1)
+    # Five chats named by session id and a telemetry log (read, no messages); the chat
+    # whose records name another session fails.
+    assert (out["stats"]["indexed"], out["stats"]["failed"]) == (5, 1)
     assert hits(cli, "Recovered both synthetic objects")  # the glued file is searchable
+
+
+def test_a_chat_whose_name_is_no_session_id_is_still_read(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    """Qwen keeps chats in ``chats/``; a renamed chat (a backup, an older release's
+    name) was skipped without a count: every ``.jsonl`` there is a chat."""
+    chats = tmp_path / "project" / "chats"
+    chats.mkdir(parents=True)
+    source = QWEN / "019f0000-0000-7000-8000-000000000001.jsonl"
+    shutil.copy(source, chats / "saved-before-upgrade.jsonl")
+    out = as_json(cli("index", "--root", f"{tmp_path}:qwen", "--json"))
+    assert (out["stats"]["indexed"], out["stats"]["failed"]) == (1, 0)
+    assert hits(cli, "Inspect the synthetic fixture")

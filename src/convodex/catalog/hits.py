@@ -298,12 +298,11 @@ class Hydrator:
         from convodex.sources.registry import FORMATS
 
         fmt = FORMATS[src.format]
-        title_at = getattr(fmt, "title_at", None)
         try:
-            if title_at is not None and src.title_offset is not None and not src.changed:
+            if src.title_offset is not None and not src.changed:
                 if src.title_offset < 0:
                     return None
-                title: str | None = title_at(src.file, src.title_offset, src.title_length)
+                title = fmt.title_at(src.file, src.title_offset, src.title_length or 0)
                 if title:
                     return title
                 # The record no longer gives one: the file is not as indexed.

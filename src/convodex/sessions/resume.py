@@ -85,7 +85,7 @@ def built_in_handoffs() -> dict[str, str]:
     """Each format's documented way of starting with a first prompt, where it has one."""
     from convodex.sources.registry import FORMATS
 
-    found = {name: getattr(fmt, "handoff", None) for name, fmt in FORMATS.items()}
+    found = {name: fmt.handoff for name, fmt in FORMATS.items()}
     return {name: template for name, template in found.items() if template}
 
 

@@ -38,6 +38,7 @@ from convodex.sources.base import (
     FileMemo,
     ReadResult,
     SessionInfo,
+    SourceFormat,
     SourceMessage,
     file_stamp,
     read_span,
@@ -289,7 +290,7 @@ def _stamp(path: Path) -> Hashable:
 _TABLES = FileMemo(_table, keep=8, stamp=_stamp)
 
 
-class AiderFormat:
+class AiderFormat(SourceFormat):
     """Reader for Aider chat histories: one session per run; rebuilt on change."""
 
     name = NAME

@@ -6,13 +6,14 @@ writes, renames or locks the file it reads (SPEC L1).
 
 from __future__ import annotations
 
+import abc
 import errno
 import functools
 import os
 import stat
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, BinaryIO, Generic, Protocol, TypeVar
+from typing import Any, BinaryIO, Generic, TypeVar
 
 import msgspec
 
@@ -243,73 +244,92 @@ class BudgetMeter(msgspec.Struct):
         self.used = max(0, self.used - nbytes)
 
 
-class SourceFormat(Protocol):
+class SourceFormat(abc.ABC):
     """A transcript format: incremental read, single-message load, listing metadata.
 
-    Optional class attributes and methods (looked up with ``getattr``; a format
-    without them is one append-only file a source, found by the generic scan):
-
-    - ``append_only = False``: the effective transcript can change when bytes are
-      appended (a DAG selecting another head, a rewind, a rollback) or the source is
-      not one file: the indexer rebuilds it on every change instead of appending, so
-      its ``read`` is always given a fresh ``ReadResult`` (offset 0, index 0).
-    - ``stat(path) -> FileStat``: the fingerprint of a source that is more than its
-      file (an OpenCode session and its message and part files; a SQLite database
-      and its ``-wal``). Scans compare it with the stored one to find changes; see
-      ``stat_of``. Such a format is rebuilt on change and may use ``(offset,
-      length)`` as its own locator (a row id, a file's position) rather than a byte
-      span; it then ends ``read`` with ``end_offset = LOCATOR_CHECKPOINT``.
-    - ``claims(path, fixed) -> bool``: whether a file is one of its sources, by name
-      and place (``fixed``: under a root of this format, else anywhere). Outside its
-      own roots a file is only asked about when its name is in ``source_names``
-      (names that are not ``.json``/``.jsonl``) or its path passes through a
-      directory named in ``source_dirs``, so ordinary roots pay nothing for it.
-    - ``skip_dirs(names, fixed) -> frozenset[str]``: subdirectories of a directory
-      with these entry names that hold none of its sources, left out of scans.
-
-    One file may hold many sessions: each message then names its own
-    ``session_id`` and ``title`` (and ``subagent``), as chat exports do.
-    - ``resume``: the agent's documented shell command that reopens a session, a
-      template with ``{id}`` (the session id) and ``{cwd}`` (its workspace)
-      placeholders, or ``None`` when the agent documents none (IDE extensions,
-      exports).
-    - ``handoff``: how the agent starts interactively with a first prompt, a template
-      with ``{prompt}`` (the text), ``{file}`` (its path) and ``{cwd}``; absent or
-      ``None`` when it documents none (``resume --in`` cannot start it).
-    - ``title_at(path, offset, length) -> str | None``: the title the record at that
-      place gives. A reader with it sets ``SessionInfo.title_located`` and
-      ``title_span`` when the file alone decides the title; the catalog keeps the
-      place, and a hit in an unchanged source reads that one record (or, when the
-      file holds no title, nothing) instead of scanning the file (``info``).
+    Every reader subclasses this. ``read``, ``load`` and ``info`` are its own; the
+    other attributes and methods are optional hooks whose defaults here describe the
+    common case (one append-only file a source, found by the generic scan), so
+    callers use them directly and strict typing sees every one.
     """
 
     name: str
-    resume: str | None
+    # The agent's documented shell command that reopens a session: a template with
+    # ``{id}`` (the session id) and ``{cwd}`` (its workspace) placeholders, or
+    # ``None`` when the agent documents none (IDE extensions, exports).
+    resume: str | None = None
+    # How the agent starts interactively with a first prompt, a template with
+    # ``{prompt}`` (the text), ``{file}`` (its path) and ``{cwd}``; ``None`` when it
+    # documents none (``resume --in`` cannot start it).
+    handoff: str | None = None
+    # False when the effective transcript can change when bytes are appended (a DAG
+    # selecting another head, a rewind, a rollback) or the source is not one file:
+    # the indexer then rebuilds it on every change instead of appending, so its
+    # ``read`` is always given a fresh ``ReadResult`` (offset 0, index 0).
+    append_only: bool = True
+    # File names it claims besides ``.json``/``.jsonl`` (databases, histories), and
+    # directory names its sources sit under: outside its own roots a file is asked
+    # about (``claims``) only when its name is in ``source_names`` or its path passes
+    # through one of ``source_dirs``, so ordinary roots pay nothing for it.
+    source_names: frozenset[str] = frozenset()
+    source_dirs: frozenset[str] = frozenset()
 
+    @abc.abstractmethod
     def read(self, path: Path, result: ReadResult, budget: Budget) -> Iterator[SourceMessage]:
         """Yield messages from ``result.end_offset`` on, advancing ``result`` as it goes.
 
         ``result`` starts at the checkpoint (offset and next display index); when the
         iterator is exhausted it holds the new checkpoint and the per-record errors.
+        One file may hold many sessions: each message then names its own
+        ``session_id`` and ``title`` (and ``subagent``), as chat exports do.
         """
-        ...
 
+    @abc.abstractmethod
     def load(self, path: Path, offset: int, length: int, index: int) -> SourceMessage | None:
         """The message whose record sits at ``offset`` (for snippets and context)."""
-        ...
 
-    def info(self, path: Path) -> SessionInfo: ...
+    @abc.abstractmethod
+    def info(self, path: Path) -> SessionInfo:
+        """The source's listing metadata."""
+
+    def stat(self, path: Path, known: os.stat_result | None = None) -> FileStat:
+        """The fingerprint scans compare with the stored one to find changes: the
+        file's stat (``known`` when the caller already took it). A source that is more
+        than its file (an OpenCode session and its message and part files; a SQLite
+        database and its ``-wal``) overrides it; such a format is rebuilt on change
+        and may use ``(offset, length)`` as its own locator (a row id, a file's
+        position) rather than a byte span, ending ``read`` with ``end_offset =
+        LOCATOR_CHECKPOINT``."""
+        return FileStat.of_result(regular(known, path)) if known else FileStat.of(path)
+
+    def claims(self, path: Path, fixed: bool) -> bool | None:
+        """Whether a file is one of its sources, by name and place (``fixed``: under a
+        root of this format, else anywhere); ``None`` leaves it to the generic rules
+        (under its own root: every ``.jsonl``; elsewhere: names and sniffing)."""
+        return None
+
+    def skip_dirs(self, names: frozenset[str], fixed: bool) -> frozenset[str]:
+        """Subdirectories of a directory with these entry names that hold none of its
+        sources, left out of scans."""
+        return frozenset()
+
+    def title_at(self, path: Path, offset: int, length: int) -> str | None:
+        """The title the record at that place gives. A reader that overrides it sets
+        ``SessionInfo.title_located`` and ``title_span`` when the file alone decides
+        the title; the catalog keeps the place, and a hit in an unchanged source reads
+        that one record (or, when the file holds no title, nothing) instead of
+        scanning the file (``info``)."""
+        return None
 
 
 def append_only(fmt: SourceFormat) -> bool:
-    """Whether appended bytes only add messages (formats without the attribute do)."""
-    return bool(getattr(fmt, "append_only", True))
+    """Whether appended bytes only add messages."""
+    return fmt.append_only
 
 
 def stat_of(fmt: SourceFormat, path: str | os.PathLike[str]) -> FileStat:
-    """A source's fingerprint: the format's own ``stat`` hook, else its file's stat."""
-    hook: Callable[[Path], FileStat] | None = getattr(fmt, "stat", None)
-    return hook(Path(path)) if hook is not None else FileStat.of(path)
+    """A source's fingerprint: the format's own ``stat``."""
+    return fmt.stat(Path(path))
 
 
 MessageLoader = Callable[[BinaryIO, int, int, int], SourceMessage | None]
@@ -409,7 +429,7 @@ def nested_text(value: Any, keys: tuple[str, ...], skip_types: frozenset[str]) -
     return ""
 
 
-class NamedResultsFormat:
+class NamedResultsFormat(SourceFormat):
     """Shared by formats whose tool results name their tool only through the call's id.
 
     Subclasses set ``loader`` (a ``MessageLoader`` taking ``names=``) and ``call_names``

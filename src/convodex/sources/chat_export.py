@@ -33,6 +33,7 @@ from convodex.sources.base import (
     LineError,
     ReadResult,
     SessionInfo,
+    SourceFormat,
     SourceMessage,
     nested_text,
 )
@@ -335,7 +336,7 @@ class _Table:
     idents: list[tuple[str | None, str | None]]
 
 
-class ChatExportFormat:
+class ChatExportFormat(SourceFormat):
     """Reader for chat exports: archive sources, one session per conversation."""
 
     name = NAME
@@ -345,6 +346,10 @@ class ChatExportFormat:
     def __init__(self) -> None:
         self._tables: dict[str, _Table] = {}
         self._lock = Lock()
+
+    def claims(self, path: Path, fixed: bool) -> bool | None:
+        """Under its own root every ``.json`` and ``.jsonl`` file is one."""
+        return path.name.endswith((".json", ".jsonl")) if fixed else None
 
     def read(self, path: Path, result: ReadResult, budget: Budget) -> Iterator[SourceMessage]:
         budget.check(path, "log", os.stat(path).st_size)

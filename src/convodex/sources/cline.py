@@ -274,6 +274,12 @@ class ClineFormat(NamedResultsFormat):
         super().__init__()
         self.name = name
 
+    def claims(self, path: Path, fixed: bool) -> bool | None:
+        if not fixed:
+            return None
+        sdk = self.name == NAME and path.name.endswith(MESSAGES_SUFFIX)
+        return sdk or path.name == TASK_FILE
+
     def read(self, path: Path, result: ReadResult, budget: Budget) -> Iterator[SourceMessage]:
         budget.check(path, "log", os.stat(path).st_size)
         spans = jsonspan.array_spans(path, result, budget, ("messages",))

@@ -38,6 +38,7 @@ from convodex.sources.base import (
     LineError,
     ReadResult,
     SessionInfo,
+    SourceFormat,
     SourceMessage,
 )
 from convodex.sources.content import Parts
@@ -234,12 +235,17 @@ def _request_message(raw: Any, offset: int, length: int, result: ReadResult) -> 
         return SourceMessage(index, offset, length, "", None, [])
 
 
-class CopilotVscodeFormat:
+class CopilotVscodeFormat(SourceFormat):
     """Reader for VS Code chat sessions (``.json`` and ``.jsonl``); rebuilt on change."""
 
     name = NAME
     append_only = False
     resume: str | None = None  # reopened from the Chat view's history, not a shell
+
+    def claims(self, path: Path, fixed: bool) -> bool | None:
+        if not fixed:
+            return None
+        return path.parent.name in SESSION_DIRS and path.name.endswith((".json", ".jsonl"))
 
     def read(self, path: Path, result: ReadResult, budget: Budget) -> Iterator[SourceMessage]:
         budget.check(path, "log", os.stat(path).st_size)

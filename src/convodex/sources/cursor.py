@@ -43,6 +43,7 @@ from convodex.sources.base import (
     LineError,
     ReadResult,
     SessionInfo,
+    SourceFormat,
     SourceMessage,
     nested_text,
     read_span,
@@ -335,7 +336,7 @@ def _store_info(path: Path, info: SessionInfo) -> SessionInfo:
     return info
 
 
-class CursorFormat:
+class CursorFormat(SourceFormat):
     """Reader for Cursor agent transcripts and chat stores; rebuilt on change."""
 
     name = NAME
@@ -377,7 +378,7 @@ class CursorFormat:
         except (OSError, SourceError):
             return info
 
-    def stat(self, path: Path) -> FileStat:
+    def stat(self, path: Path, known: os.stat_result | None = None) -> FileStat:
         return sqlitedb.stat(path) if path.name == STORE else FileStat.of(path)
 
     def claims(self, path: Path, fixed: bool) -> bool:

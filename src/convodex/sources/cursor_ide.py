@@ -23,6 +23,7 @@ editor keeps elsewhere changes nothing here. Not resumable from a shell.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,7 @@ from convodex.sources.base import (
     LineError,
     ReadResult,
     SessionInfo,
+    SourceFormat,
     SourceMessage,
 )
 from convodex.sources.claude_code import parse_time
@@ -250,7 +252,7 @@ def _fingerprint(path: Path) -> FileStat:
 _FINGERPRINTS = FileMemo(_fingerprint, keep=4, stamp=sqlitedb.stat)
 
 
-class CursorIdeFormat:
+class CursorIdeFormat(SourceFormat):
     """Reader for the Cursor editor's global chat database; rebuilt on change."""
 
     name = NAME
@@ -270,7 +272,7 @@ class CursorIdeFormat:
     def info(self, path: Path) -> SessionInfo:
         return SessionInfo(session_id=NAME)  # its messages name their own composers
 
-    def stat(self, path: Path) -> FileStat:
+    def stat(self, path: Path, known: os.stat_result | None = None) -> FileStat:
         return _FINGERPRINTS.of(path)
 
     def claims(self, path: Path, fixed: bool) -> bool:

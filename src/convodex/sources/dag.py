@@ -36,6 +36,7 @@ from convodex.sources.base import (
     Budget,
     ReadResult,
     SessionInfo,
+    SourceFormat,
     SourceMessage,
     load_message,
     messages_at,
@@ -194,7 +195,7 @@ def replay(path: Path, result: ReadResult, budget: Budget) -> Replay:
     return Replay(nodes, heads, patches, redactions, selected, retired)
 
 
-class DagFormat:
+class DagFormat(SourceFormat):
     """Reader for legacy DAG event logs; rebuilt on every change."""
 
     name = NAME

@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -146,31 +146,13 @@ def format_of(name: str) -> str | None:
     return None
 
 
-def _claimed(fmt: str, path: Path, fixed: bool) -> bool | None:
-    """A format's own ``claims`` hook, or ``None`` when it has none."""
-    hook: Callable[[Path, bool], bool] | None = getattr(FORMATS[fmt], "claims", None)
-    return None if hook is None else hook(path, fixed)
-
-
 def claims(fmt: str, path: Path) -> bool:
     """Whether a file under a root of format ``fmt`` is a transcript of it."""
     name = path.name
     if name.endswith(SIDECAR_SUFFIXES) or name.endswith(session_log.EXCLUDED_SUFFIXES):
         return False
-    claimed = _claimed(fmt, path, True)
-    if claimed is not None:
-        return claimed
-    if fmt in (gemini.NAME, chat_export.NAME):
-        return name.endswith((".json", ".jsonl"))
-    if fmt == qwen.NAME:
-        return qwen.SESSION_FILE.match(name) is not None  # chats are named by session id
-    if fmt == copilot_vscode.NAME:
-        in_chats = path.parent.name in copilot_vscode.SESSION_DIRS
-        return in_chats and name.endswith((".json", ".jsonl"))
-    if fmt in cline.FORMATS:
-        sdk = fmt == cline.NAME and name.endswith(cline.MESSAGES_SUFFIX)
-        return sdk or name == cline.TASK_FILE
-    return name.endswith(".jsonl")
+    claimed = FORMATS[fmt].claims(path, True)
+    return name.endswith(".jsonl") if claimed is None else claimed
 
 
 def walks(fmt: str | None, root: Path, folder: Path) -> bool:
@@ -196,23 +178,18 @@ def extension_of(path: Path) -> str:
 
 def _source_names() -> frozenset[str]:
     """File names some format claims besides ``.json``/``.jsonl`` (databases, histories)."""
-    names: set[str] = set()
-    for fmt in FORMATS.values():
-        names |= getattr(fmt, "source_names", frozenset())
-    return frozenset(names)
+    return frozenset[str]().union(*(fmt.source_names for fmt in FORMATS.values()))
 
 
 def _layout_markers() -> tuple[str, ...]:
     """``/<dir>/`` for every directory name formats' sources sit under (``source_dirs``)."""
-    dirs: set[str] = set()
-    for fmt in FORMATS.values():
-        dirs |= getattr(fmt, "source_dirs", frozenset())
+    dirs = frozenset[str]().union(*(fmt.source_dirs for fmt in FORMATS.values()))
     return tuple(f"{os.sep}{d}{os.sep}" for d in sorted(dirs))
 
 
 SOURCE_NAMES = _source_names()
 _LAYOUT_MARKERS = _layout_markers()
-_LAYOUT_FORMATS = tuple(name for name, fmt in FORMATS.items() if hasattr(fmt, "claims"))
+_LAYOUT_FORMATS = tuple(FORMATS)
 
 
 def sniff(path: Path, inode: int) -> str | None:
@@ -305,7 +282,7 @@ def detect(path: Path, inode: int, fixed: str | None) -> str | None:
         return None
     if name in SOURCE_NAMES or any(m in str(path) for m in _LAYOUT_MARKERS):
         for fmt in _LAYOUT_FORMATS:  # known by name and place: databases, trees, histories
-            if _claimed(fmt, path, False):
+            if FORMATS[fmt].claims(path, False):
                 return fmt
     by_name = format_of(name)
     if by_name == cline.NAME:
@@ -325,14 +302,7 @@ def skipped_dirs(fixed: str | None, names: frozenset[str]) -> frozenset[str]:
     (which then prunes only on unmistakable layouts, such as OpenCode's storage tree).
     """
     formats = [FORMATS[fixed]] if fixed is not None else list(FORMATS.values())
-    skip: frozenset[str] = frozenset()
-    for fmt in formats:
-        hook: Callable[[frozenset[str], bool], frozenset[str]] | None = getattr(
-            fmt, "skip_dirs", None
-        )
-        if hook is not None:
-            skip |= hook(names, fixed is not None)
-    return skip
+    return frozenset[str]().union(*(fmt.skip_dirs(names, fixed is not None) for fmt in formats))
 
 
 def leaves_root(path: Path, root: Path) -> bool:
@@ -380,13 +350,11 @@ def discover_file(
         fmt = detect(path, st.st_ino, fixed)
         if fmt is None:
             return None
-        if hasattr(FORMATS[fmt], "stat"):
-            return Discovered(path, fmt, source_stat(fmt, path))
+        return Discovered(path, fmt, FORMATS[fmt].stat(path, st))
     except OSError:
         raise
     except Exception as exc:  # one file that breaks detection fails alone, never the scan
         return _unreadable(path, fixed, FileStat.of_result(st), type(exc).__name__)
-    return Discovered(path, fmt, FileStat.of_result(st))
 
 
 def describe(fmt: str, path: Path, read: bool = True) -> tuple[SessionInfo, str | None]:

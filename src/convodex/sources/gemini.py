@@ -27,6 +27,7 @@ from convodex.sources.base import (
     Budget,
     ReadResult,
     SessionInfo,
+    SourceFormat,
     SourceMessage,
     load_message,
     messages_at,
@@ -170,7 +171,7 @@ def _jsonl_spans(path: Path, result: ReadResult, budget: Budget) -> list[tuple[i
     return [spans[k] for k in order]
 
 
-class GeminiFormat:
+class GeminiFormat(SourceFormat):
     """Reader for Gemini CLI chats (JSON and JSONL); rebuilt on change."""
 
     name = NAME
@@ -178,6 +179,10 @@ class GeminiFormat:
     resume: str | None = "gemini --resume {id}"
     # Starts the agent with a first prompt (`-i`: run it, stay interactive), for ``resume --in``.
     handoff: str | None = "gemini --prompt-interactive {prompt}"
+
+    def claims(self, path: Path, fixed: bool) -> bool | None:
+        """Under its own root every ``.json`` and ``.jsonl`` file is one."""
+        return path.name.endswith((".json", ".jsonl")) if fixed else None
 
     def read(self, path: Path, result: ReadResult, budget: Budget) -> Iterator[SourceMessage]:
         budget.check(path, "log", os.stat(path).st_size)

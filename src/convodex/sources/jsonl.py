@@ -10,6 +10,7 @@ from typing import Any, BinaryIO, Generic, TypeVar
 
 import msgspec
 
+from convodex.sources import jsonspan
 from convodex.sources.base import Budget, LineError, ReadResult, SourceMessage, open_source
 
 T = TypeVar("T")
@@ -118,6 +119,13 @@ def decoded_lines(
                 try:
                     value = second_look(body)
                 except (msgspec.DecodeError, RecursionError) as exc:
+                    pieces = glued(body, second_look)
+                    if pieces is not None:  # records written without a newline between
+                        lead = line.find(body)
+                        for start, end, piece in pieces:
+                            yield offset + lead + start, end - start, body[start:end], piece
+                        offset += length
+                        continue
                     if not line.endswith(b"\n"):
                         break
                     result.errors.append(LineError(offset, error_class(exc)))
@@ -126,6 +134,24 @@ def decoded_lines(
             yield offset, length, body, value
             offset += length
     result.end_offset = result.bytes_read = offset
+
+
+def glued(body: bytes, decode: Callable[[bytes], T]) -> list[tuple[int, int, T]] | None:
+    """``{…}{…}`` on one line (a writer fault several agents have): each object's
+    (start, end, record), when the line is nothing but two or more objects that all
+    decode; else ``None``. Every JSONL reader splits them the same way."""
+    found: list[tuple[int, int, T]] = []
+    pos = 0
+    try:
+        while pos < len(body):
+            if body[pos : pos + 1] != b"{":
+                return None
+            end = jsonspan.value_end(body, pos)
+            found.append((pos, end, decode(body[pos:end])))
+            pos = jsonspan.skip_space(body, end)
+    except (jsonspan.SpanError, IndexError, msgspec.DecodeError, RecursionError):
+        return None
+    return found if len(found) > 1 else None
 
 
 def records_at(
@@ -148,7 +174,8 @@ def records_at(
             try:
                 records.append(decode(body))
             except (msgspec.DecodeError, RecursionError):
-                continue
+                pieces = glued(body, decode)
+                records += [piece for _, _, piece in pieces or ()]
     return records
 
 

@@ -50,6 +50,7 @@ from convodex.sources.base import (
     LineError,
     ReadResult,
     SessionInfo,
+    SourceFormat,
     SourceMessage,
 )
 from convodex.sources.jsonl import error_class
@@ -439,7 +440,7 @@ def _load_db(path: Path, rowid: int, index: int) -> SourceMessage | None:
 # -- the format ----------------------------------------------------------------------
 
 
-class OpenCodeFormat:
+class OpenCodeFormat(SourceFormat):
     """Reader for OpenCode's database and JSON tree; rebuilt on any change."""
 
     name = NAME
@@ -498,7 +499,7 @@ class OpenCodeFormat:
             updated_at=_ms(time.updated),
         )
 
-    def stat(self, path: Path) -> FileStat:
+    def stat(self, path: Path, known: os.stat_result | None = None) -> FileStat:
         if path.name.endswith(".db"):
             return sqlitedb.stat(path)
         return _tree_stat(path)

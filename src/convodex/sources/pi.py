@@ -26,6 +26,7 @@ from convodex.sources.base import (
     Budget,
     ReadResult,
     SessionInfo,
+    SourceFormat,
     SourceMessage,
     load_message,
     messages_at,
@@ -134,7 +135,7 @@ def _load(handle: BinaryIO, offset: int, length: int, index: int) -> SourceMessa
     return _message(entries[0], offset, length, index) if entries else None
 
 
-class PiFormat:
+class PiFormat(SourceFormat):
     """Reader for Pi sessions; rebuilt on change (a new branch moves the leaf)."""
 
     name = NAME

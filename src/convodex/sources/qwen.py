@@ -32,11 +32,11 @@ from typing import Any, BinaryIO
 import msgspec
 
 from convodex.errors import SourceError
-from convodex.sources import jsonspan
 from convodex.sources.base import (
     Budget,
     ReadResult,
     SessionInfo,
+    SourceFormat,
     SourceMessage,
     load_message,
     messages_at,
@@ -104,33 +104,6 @@ _decode_record = msgspec.json.Decoder(_Record).decode
 _decode_payload = msgspec.json.Decoder(_Payload).decode
 
 
-def _objects(body: bytes) -> list[tuple[int, int, _Meta]]:
-    """The records on one line: normally one; objects glued together are split."""
-    try:
-        return [(0, len(body), _decode_meta(body))]
-    except msgspec.DecodeError:
-        glued = _glued(body)
-        if glued is None:
-            raise
-        return glued
-
-
-def _glued(body: bytes) -> list[tuple[int, int, _Meta]] | None:
-    """``{…}{…}`` on one line, nothing else between the objects; else ``None``."""
-    found: list[tuple[int, int, _Meta]] = []
-    pos = 0
-    try:
-        while pos < len(body):
-            if body[pos : pos + 1] != b"{":
-                return None
-            end = jsonspan.value_end(body, pos)
-            found.append((pos, end, _decode_meta(body[pos:end])))
-            pos = jsonspan.skip_space(body, end)
-    except (jsonspan.SpanError, msgspec.DecodeError, RecursionError):
-        return None
-    return found if len(found) > 1 else None
-
-
 @dataclass(slots=True)
 class _Node:
     """One record's place in the tree, and the little listing needs from it."""
@@ -171,48 +144,38 @@ def _tree(path: Path, result: ReadResult, budget: Budget) -> _Tree:
     """Pass one: every record's uuid, parent, type and byte fragments."""
     tree = _Tree()
     expected = _expected_id(path)
-    for offset, length, body, objects in decoded_lines(path, result, budget, _objects):
-        if len(objects) > 1:
-            offset += _body_start(path, offset, length, body)
-        for start, end, meta in objects:
-            if not meta.uuid or not meta.sessionId or meta.type not in RECORD_TYPES:
-                continue  # not a chat record
-            session = meta.sessionId.lower()
-            if expected is None:
-                expected = session
-            if session != expected:
-                raise SourceError(str(path), "a record names another session than the file")
-            span = (offset + start, end - start) if len(objects) > 1 else (offset, length)
-            nodes = tree.side if meta.isSidechain else tree.nodes
-            node = nodes.get(meta.uuid)
-            if node is None:
-                payload = _payload(meta) if meta.subtype in PAYLOAD_SUBTYPES else None
-                nodes[meta.uuid] = _Node(
-                    meta.parentUuid,
-                    meta.type,
-                    meta.subtype,
-                    [span],
-                    meta.sessionId,
-                    meta.timestamp,
-                    meta.cwd,
-                    payload,
-                )
-            else:
-                node.fragments.append(span)
-            if meta.type == "system" and meta.subtype in ARTIFACT_SUBTYPES:
-                continue
-            if meta.isSidechain:
-                tree.last_side = meta.uuid
-            else:
-                tree.last = meta.uuid
+    for offset, length, _, meta in decoded_lines(path, result, budget, _decode_meta):
+        if not meta.uuid or not meta.sessionId or meta.type not in RECORD_TYPES:
+            continue  # not a chat record
+        session = meta.sessionId.lower()
+        if expected is None:
+            expected = session
+        if session != expected:
+            raise SourceError(str(path), "a record names another session than the file")
+        span = (offset, length)
+        nodes = tree.side if meta.isSidechain else tree.nodes
+        node = nodes.get(meta.uuid)
+        if node is None:
+            payload = _payload(meta) if meta.subtype in PAYLOAD_SUBTYPES else None
+            nodes[meta.uuid] = _Node(
+                meta.parentUuid,
+                meta.type,
+                meta.subtype,
+                [span],
+                meta.sessionId,
+                meta.timestamp,
+                meta.cwd,
+                payload,
+            )
+        else:
+            node.fragments.append(span)
+        if meta.type == "system" and meta.subtype in ARTIFACT_SUBTYPES:
+            continue
+        if meta.isSidechain:
+            tree.last_side = meta.uuid
+        else:
+            tree.last = meta.uuid
     return tree
-
-
-def _body_start(path: Path, offset: int, length: int, body: bytes) -> int:
-    """Where a line's stripped bytes begin inside it (glued lines are rare: read again)."""
-    with open(path, "rb") as handle:
-        handle.seek(offset)
-        return max(0, handle.read(length).find(body))
 
 
 def _display_spans(nodes: dict[str, _Node], chain: list[str]) -> list[tuple[int, int]]:
@@ -298,7 +261,7 @@ def _load(handle: BinaryIO, offset: int, length: int, index: int) -> SourceMessa
     return _message([r for r in lines if r.uuid == key], offset, length, index)
 
 
-class QwenFormat:
+class QwenFormat(SourceFormat):
     """Reader for Qwen Code chats; rebuilt on change (a rewind moves the branch)."""
 
     name = NAME
@@ -321,6 +284,14 @@ class QwenFormat:
 
     def load(self, path: Path, offset: int, length: int, index: int) -> SourceMessage | None:
         return load_message(path, offset, length, index, _load)
+
+    def claims(self, path: Path, fixed: bool) -> bool | None:
+        """Under a Qwen root: chats are named by session id, and every ``.jsonl`` in a
+        ``chats`` folder is one whatever its name (older releases, renamed copies)."""
+        if not fixed:
+            return None
+        in_chats = path.parent.name == "chats" and path.name.endswith(".jsonl")
+        return in_chats or SESSION_FILE.match(path.name) is not None
 
     def info(self, path: Path) -> SessionInfo:
         stem = path.name[: -len(".jsonl")] if path.name.endswith(".jsonl") else path.stem

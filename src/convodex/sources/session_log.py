@@ -19,10 +19,11 @@ from convodex.sources.base import (
     LineError,
     ReadResult,
     SessionInfo,
+    SourceFormat,
     SourceMessage,
     open_source,
 )
-from convodex.sources.jsonl import error_class, tolerant
+from convodex.sources.jsonl import error_class, glued, tolerant
 from convodex.text.documents import (
     Document,
     tool_call_document,
@@ -247,7 +248,23 @@ def _created_at(value: int | float | None) -> int | None:
     return int(value) if value is not None else None
 
 
-class SessionLogFormat:
+def _glued(
+    line: bytes, tool_names: dict[str, str]
+) -> list[tuple[int, bytes, Any, list[Document] | None]]:
+    """The records of a line holding several (``jsonl.glued``), each with its place;
+    none when any of them is not a usable record."""
+    body = line.strip()
+    lead = line.find(body)
+    try:
+        return [
+            (lead + start, body[start:end], record, documents_of(record, tool_names))
+            for start, end, record in glued(body, _decode_record) or []
+        ]
+    except RecordError:
+        return []
+
+
+class SessionLogFormat(SourceFormat):
     """Reader for the native session log."""
 
     name = NAME
@@ -280,6 +297,22 @@ class SessionLogFormat:
                 try:
                     head, docs = head_and_documents(line, tool_names)
                 except (msgspec.DecodeError, RecordError, RecursionError) as exc:
+                    pieces = _glued(line, tool_names)
+                    if pieces:  # records written without a newline between them
+                        for at, piece, head, docs in pieces:
+                            yield SourceMessage(
+                                result.next_index,
+                                offset + at,
+                                len(piece),
+                                head.role or "",
+                                _created_at(head.createdAt),
+                                docs or [],
+                            )
+                            result.next_index += 1
+                        offset += length
+                        result.end_offset = offset
+                        result.bytes_read += length
+                        continue
                     if not complete:
                         break  # a half-written last line: wait for the writer to finish it
                     result.errors.append(LineError(offset, error_class(exc)))
