@@ -26,6 +26,7 @@ COMMANDS = {
     "resume": "convodex.cli.session:resume",
     "pick": "convodex.cli.pick:pick",
     "recall": "convodex.cli.recall:recall",
+    "service": "convodex.cli.service:service",
 }
 
 
