@@ -143,15 +143,21 @@ class HistoryService:
         For callers that must not write or wait (the recall hook): None when there is no
         catalog file, or one of another schema than this build's.
         """
-        from convodex.catalog.db import SCHEMA_VERSION, stored_user_version
+        from convodex.catalog.db import SCHEMA_VERSION
 
         path = config.catalog_path(cache_dir)
-        try:
-            if not path.is_file() or stored_user_version(path) != SCHEMA_VERSION:
-                return None
-        except (OSError, sqlite3.Error):
+        if not path.is_file():
             return None
         db = connect(str(path), read_only=True)
+        try:
+            # Through the connection: the file's header lags a WAL not checkpointed yet.
+            version = int(db.execute("PRAGMA user_version").fetchone()[0])
+        except sqlite3.Error:
+            db.close()
+            raise
+        if version != SCHEMA_VERSION:
+            db.close()
+            return None
         return cls(Catalog(db, path, "degraded"), roots, cache_dir=cache_dir)
 
     def __enter__(self) -> HistoryService:

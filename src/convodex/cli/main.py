@@ -26,6 +26,8 @@ COMMANDS = {
     "resume": "convodex.cli.session:resume",
     "pick": "convodex.cli.pick:pick",
     "recall": "convodex.cli.recall:recall",
+    "install": "convodex.cli.install:install",
+    "uninstall": "convodex.cli.install:uninstall",
     "service": "convodex.cli.service:service",
 }
 

@@ -40,8 +40,9 @@ MAX_ITEMS: Final = 3
 CANDIDATES: Final = 24
 SNIPPET_CHARS: Final = 160
 TITLE_CHARS: Final = 80
-# A moment's words together must weigh at least this many "rarest possible words".
-MIN_SALIENCE: Final = 0.9
+# A moment's words together must weigh at least this many "rarest possible words"
+# (bench/bench_recall.py: related moments score 3.4 and up, generic prompts 1.5 at most).
+MIN_SALIENCE: Final = 1.8
 PROJECT_BOOST: Final = 2.0
 HALF_LIFE_DAYS: Final = 30.0
 DAY_MS: Final = 86_400_000
@@ -95,8 +96,8 @@ def keywords(text: str) -> list[str]:
 
 
 def needed(words: int) -> int:
-    """How many of the prompt's words one moment must share: half, 2 to 4."""
-    return min(4, max(2, math.ceil(words / 2)))
+    """How many of the prompt's words one moment must share: 60%, 2 to 4."""
+    return min(4, max(2, math.ceil(words * 0.6)))
 
 
 def recall(service: HistoryService, prompt: Prompt, max_bytes: int) -> RecallBlock | None:
