@@ -166,6 +166,23 @@ def context(stdout: bytes) -> str:
     return text
 
 
+def in_process(cache: Path, prompts: list[str]) -> list[float]:
+    """Milliseconds of ``recall()`` itself per prompt, on one open read-only catalog."""
+    from convodex.catalog.service import HistoryService
+    from convodex.recall.core import Prompt, recall
+
+    service = HistoryService.open_existing(cache, [])
+    if service is None:
+        raise SystemExit("error: the catalog cannot be opened read-only")
+    out = []
+    with service:
+        for text in prompts:
+            started = time.perf_counter()
+            recall(service, Prompt(text=text, cwd="/home/bench/src/app0"), 2048)
+            out.append((time.perf_counter() - started) * 1000)
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     corpus.add_arguments(ap)
@@ -213,6 +230,9 @@ def main() -> int:
             block = context(out)
             sizes.append(len(block.encode()))
             false += bool(block)
+        receipts = Path(tmp) / "home" / "recall" / "receipts.jsonl"
+        outcomes = [json.loads(line)["outcome"] for line in receipts.read_text().splitlines()]
+        core = in_process(cache, [str(p["prompt"]) for p in planted] + UNRELATED)
     injected = [s for s in sizes if s]
     hit_rate = hits / len(planted)
     false_rate = false / len(UNRELATED)
@@ -225,6 +245,9 @@ def main() -> int:
           f"{max(sizes)} max (budget 2048)")  # fmt: skip
     print(f"hook latency (whole process, {len(latencies)} runs): p50 {p50:.0f} ms, "
           f"p95 {p95:.0f} ms (target p95 <= 150 ms on 1 GB)")  # fmt: skip
+    print(f"hook outcomes: {', '.join(f'{o} {outcomes.count(o)}' for o in sorted(set(outcomes)))}")
+    print(f"recall() in process (the library call a warm service makes): "
+          f"p50 {statistics.median(core):.1f} ms, p95 {percentile(core, 95):.1f} ms")  # fmt: skip
     print(f"load: {os.getloadavg()[0]:.2f} (1 min)")
     return 0
 

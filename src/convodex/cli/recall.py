@@ -45,6 +45,13 @@ def recall(agent: str, show_log: bool, limit: int, cache_dir: Path | None, as_js
     if show_log:
         _show_log(limit, as_json)
         return
+    from convodex.warm.context import local_only
+
+    # The hook's input is on this process's stdin, and the watchdog ends this process:
+    # inside a warm service neither holds, so the client runs it itself.
+    local_only("recall reads the hook's stdin and must end its own process")
+    if sys.stdin.isatty():  # a person, not an agent's hook: say what it wants
+        raise click.UsageError("recall reads an agent's hook input (JSON) on stdin")
     _hook(agent, cache_dir)
 
 

@@ -37,7 +37,8 @@ if TYPE_CHECKING:
 
 MAX_WORDS: Final = 10
 MAX_ITEMS: Final = 3
-CANDIDATES: Final = 24
+CANDIDATES: Final = 16  # ranked hits looked at per scope (this project, then all)
+CHECKED: Final = 6  # of those, read whole from their sources
 SNIPPET_CHARS: Final = 160
 TITLE_CHARS: Final = 80
 # A moment's words together must weigh at least this many "rarest possible words"
@@ -115,28 +116,34 @@ def recall(service: HistoryService, prompt: Prompt, max_bytes: int) -> RecallBlo
     query = " OR ".join(words)
     now = prompt.now_ms if prompt.now_ms is not None else int(time.time() * 1000)
     here = prompt.cwd.rstrip("/") if prompt.cwd else None
-    found: dict[str, tuple[float, Hit, str]] = {}
+    # Cheap first: ranked hits, only their rowids' scores (no neighbours read).
+    candidates: dict[str, Hit] = {}
     scopes: list[tuple[str, ...]] = [(here,)] if here else []
     scopes.append(())
     for projects in scopes:
-        request = SearchRequest(
-            query=query, kinds=KINDS, limit=CANDIDATES, around=1, projects=projects
-        )
+        request = SearchRequest(query=query, kinds=KINDS, limit=CANDIDATES, projects=projects)
         for hit in service.search(request).hits:
-            if _excluded(hit, prompt):
+            if _excluded(hit, prompt) or hit.score / rarest < MIN_SALIENCE:
                 continue
-            text = _moment_text(hit)
-            shared = set(words) & set(tokenize(text))
-            if len(shared) < needed(len(words)) or hit.score / rarest < MIN_SALIENCE:
-                continue
-            score = _weight(hit, len(shared) / len(words), here, now)
-            best = found.get(hit.session_id)
-            if best is None or score > best[0]:
-                found[hit.session_id] = (score, hit, text)
-        if len(found) >= MAX_ITEMS:
-            break  # this project alone fills the block
-    ranked = sorted(found.values(), key=lambda entry: -entry[0])[:MAX_ITEMS]
-    items = [_item(hit, score, text, words) for score, hit, text in ranked]
+            best = candidates.get(hit.session_id)
+            if best is None or hit.score > best.score:
+                candidates[hit.session_id] = hit
+        if len(candidates) >= CHECKED:
+            break  # this project alone has enough to choose from
+    # Then the few most promising are read whole from their sources (the costly part).
+    first = sorted(candidates.values(), key=lambda h: -_weight(h, 1.0, here, now))[:CHECKED]
+    found: list[tuple[float, Hit, str, str | None]] = []
+    for hit in first:
+        moment = _read_moment(service, hit)
+        if moment is None:
+            continue
+        text, answer = moment
+        shared = set(words) & set(tokenize(text))
+        if len(shared) < needed(len(words)):
+            continue
+        found.append((_weight(hit, len(shared) / len(words), here, now), hit, text, answer))
+    ranked = sorted(found, key=lambda entry: -entry[0])[:MAX_ITEMS]
+    items = [_item(hit, score, text, answer, words) for score, hit, text, answer in ranked]
     return render(items, max_bytes)
 
 
@@ -146,21 +153,23 @@ def _excluded(hit: Hit, prompt: Prompt) -> bool:
     return bool(prompt.transcript_path) and hit.session_path == prompt.transcript_path
 
 
-def _moment_text(hit: Hit) -> str:
-    """The hit's own message, whole as the search read it (its snippet is a window)."""
-    around = hit.around if isinstance(hit.around, list) else []
-    own = [m.text for m in around if m.hit]
-    return own[0] if own else hit.snippet
+def _read_moment(service: HistoryService, hit: Hit) -> tuple[str, str | None] | None:
+    """The hit's whole message and, when it was the user's question, the agent's next
+    answer, read from the source (the hit's snippet is only a window)."""
+    from convodex.errors import ConvodexError
 
-
-def _answer(hit: Hit) -> str | None:
-    """What the agent said next, when the moment is the user's question."""
-    if hit.role != "user" or not isinstance(hit.around, list):
+    try:
+        read = service.around(hit.message_index, path=hit.session_path, before=0, after=1)
+    except ConvodexError:
+        return None  # gone or unreadable since it was indexed: not worth recalling
+    own = [m for m in read.messages if m.message_index == hit.message_index]
+    if not own:
         return None
-    later = [m for m in hit.around if m.message_index > hit.message_index]
-    if later and later[0].role == "assistant" and later[0].text.strip():
-        return later[0].text
-    return None
+    later = [m for m in read.messages if m.message_index > hit.message_index]
+    answer = None
+    if hit.role == "user" and later and later[0].role == "assistant" and later[0].text.strip():
+        answer = later[0].text
+    return own[0].text, answer
 
 
 def _weight(hit: Hit, coverage: float, here: str | None, now: int) -> float:
@@ -178,12 +187,11 @@ def _same_project(project: str | None, here: str) -> bool:
     return here == project or here.startswith(project + "/") or project.startswith(here + "/")
 
 
-def _item(hit: Hit, score: float, text: str, words: list[str]) -> RecallItem:
+def _item(hit: Hit, score: float, text: str, answer: str | None, words: list[str]) -> RecallItem:
     at = hit.message_at if hit.message_at is not None else hit.last_activity_at
     title = hit.session_title or hit.session_id
     # Redacted whole, before any cut: half a key matches no shape.
     snippet = _one_line(_window(redact(text), words), SNIPPET_CHARS * 2 // 3)
-    answer = _answer(hit)
     if answer:
         snippet = f"{snippet} → {' '.join(redact(answer).split())}"
     return RecallItem(
