@@ -30,6 +30,9 @@ __all__ = [
     "QuarantinedFile",
     "RecentPage",
     "RecentSession",
+    "RecallBlock",
+    "RecallItem",
+    "RecallReceipt",
     "ReindexReport",
     "SearchPage",
     "ProgressState",
@@ -389,6 +392,43 @@ class ReindexReport(Model):
     stats: IndexStats
     progress: Progress
     failed: list[FailedSource] = msgspec.field(default_factory=list)
+
+
+# -- memory for agents (L18) ------------------------------------------------------
+
+
+class RecallItem(Model, kw_only=True, omit_defaults=True):
+    """One past moment a recall block names: enough to judge it and open it."""
+
+    ref: str
+    title: str
+    agent: str
+    date: str | None = None
+    project: str | None = None
+    snippet: str
+    score: float
+
+
+class RecallBlock(Model):
+    """What one hook run injects: the marked text and the moments in it."""
+
+    text: str
+    items: list[RecallItem]
+    bytes: int
+
+
+class RecallReceipt(Model, kw_only=True, omit_defaults=True):
+    """One hook run, recorded locally: never the prompt, never a snippet."""
+
+    at: str
+    agent: str
+    event: str
+    session_id: str | None = None
+    outcome: Literal["injected", "nothing", "off", "error", "timeout"]
+    refs: list[str] = msgspec.field(default_factory=list)
+    bytes: int = 0
+    millis: int = 0
+    error: str | None = None
 
 
 # -- conversation server (S) --------------------------------------------------------

@@ -149,6 +149,30 @@ class HistoryService:
             accelerators=accelerators,
         )
 
+    @classmethod
+    def open_existing(cls, cache_dir: Path | None, roots: list[Path]) -> HistoryService | None:
+        """The catalog as it is, read-only: never created, migrated, checked or indexed.
+
+        For callers that must not write or wait (the recall hook): None when there is no
+        catalog file, or one of another schema than this build's.
+        """
+        from convodex.catalog.db import SCHEMA_VERSION
+
+        path = config.catalog_path(cache_dir)
+        if not path.is_file():
+            return None
+        db = connect(str(path), read_only=True)
+        try:
+            # Through the connection: the file's header lags a WAL not checkpointed yet.
+            version = int(db.execute("PRAGMA user_version").fetchone()[0])
+        except sqlite3.Error:
+            db.close()
+            raise
+        if version != SCHEMA_VERSION:
+            db.close()
+            return None
+        return cls(Catalog(db, path, "degraded"), roots, cache_dir=cache_dir)
+
     def __enter__(self) -> HistoryService:
         return self
 
@@ -367,6 +391,16 @@ class HistoryService:
             sql += f" WHERE root_id IN ({', '.join('?' for _ in root_ids)})"
             params = root_ids
         return sorted(str(row[0]) for row in catalog.db.execute(sql, params))
+
+    def message_count(self) -> int:
+        """How many messages the catalog holds: the scale relevance is judged on (recall
+        asks how rare its words are against it). A sum over sources, not over messages."""
+
+        def run() -> int:
+            row = self.reader().db.execute("SELECT total(message_count) FROM sources").fetchone()
+            return int(row[0] or 0)
+
+        return self._guarded(run)
 
     def resolve(self, ref: str) -> SessionRef:
         """The session a ref names (L15): an id, a 6+ character prefix, ``id#N`` or a

@@ -26,6 +26,9 @@ COMMANDS = {
     "export": "convodex.cli.session:export",
     "resume": "convodex.cli.session:resume",
     "pick": "convodex.cli.pick:pick",
+    "recall": "convodex.cli.recall:recall",
+    "install": "convodex.cli.install:install",
+    "uninstall": "convodex.cli.install:uninstall",
     "service": "convodex.cli.service:service",
 }
 
