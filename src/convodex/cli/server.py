@@ -13,7 +13,8 @@ from typing import Any, TypeVar
 
 import click
 
-from convodex.server.db import Database, default_url, open_database
+from convodex.server.connect import default_url, open_database
+from convodex.server.db import Database
 
 F = TypeVar("F", bound=Callable[..., Any])
 

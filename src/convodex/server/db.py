@@ -3,7 +3,8 @@
 One small interface over SQLite and PostgreSQL: a :class:`Database` hands out
 transactions (:meth:`Database.write`, :meth:`Database.snapshot`) as :class:`Tx`
 objects whose SQL uses ``?`` placeholders on both dialects. What differs between
-the dialects lives in ``convodex.server.dialects``.
+the dialects lives in ``convodex.server.dialects``; :mod:`convodex.server.connect`
+opens one (this module never imports a dialect, so neither imports the other).
 """
 
 from __future__ import annotations
@@ -14,22 +15,17 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime, timedelta
 from importlib import resources
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
-from convodex import config
-from convodex.errors import CatalogError, ConvodexError, QueryError
-
-if TYPE_CHECKING:
-    from convodex.server.matching import LikeGroup
+from convodex.errors import ServerError
+from convodex.server.matching import LikeGroup
 
 Row = tuple[Any, ...]
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
-SERVER_EXTRA = "PostgreSQL support needs the server extra: pip install 'convodex[server]'"
 
 
-class DatabaseUnavailable(CatalogError):
+class DatabaseUnavailable(ServerError):
     """The database is busy, locked or unreachable: retry later (HTTP 503).
 
     Drivers' own errors are translated into this one, so callers (and the HTTP
@@ -161,7 +157,7 @@ class Database(ABC):
         applied = set(self.applied_migrations())
         newest_known = max(known, default=0)
         if applied and max(applied) > newest_known:
-            raise CatalogError(
+            raise ServerError(
                 f"database schema version {max(applied)} is newer than this build "
                 f"understands ({newest_known})"
             )
@@ -185,11 +181,6 @@ def available_migrations(dialect: str) -> dict[int, tuple[str, str]]:
     return found
 
 
-def like_escape(text: str) -> str:
-    """Make ``%``, ``_`` and ``\\`` literal in a LIKE pattern escaped with ``\\``."""
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
 def now_micros() -> int:
     return (datetime.now(UTC) - EPOCH) // timedelta(microseconds=1)
 
@@ -198,32 +189,3 @@ def micros_to_iso(micros: int) -> str:
     """``2026-01-01T00:00:00.000000Z``: the ``ts`` of a hit."""
     moment = EPOCH + timedelta(microseconds=micros)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def default_url() -> str:
-    """The embedded default: a SQLite file under convodex's data directory."""
-    return f"sqlite:///{config.data_home() / 'server' / 'server.sqlite'}"
-
-
-def open_database(url: str, *, pool_size: int = 10) -> Database:
-    """Open ``sqlite:///path`` or ``postgresql://…``; the caller closes it."""
-    if url.startswith("sqlite://"):
-        from convodex.server.dialects.sqlite import SQLiteDatabase
-
-        # As in SQLAlchemy: sqlite:///relative/file, sqlite:////absolute/file.
-        if not url.startswith("sqlite:///") or len(url) == len("sqlite:///"):
-            raise QueryError("a SQLite database URL looks like sqlite:///path/to/file.sqlite")
-        return SQLiteDatabase(Path(url[len("sqlite:///") :]))
-    if url.startswith(("postgresql://", "postgres://")):
-        try:
-            from convodex.server.dialects.postgresql import PostgresDatabase
-        except ModuleNotFoundError as exc:
-            if exc.name not in ("psycopg", "psycopg_pool"):
-                raise
-            # The lean install (SPEC X8) has no PostgreSQL driver.
-            raise ConvodexError(SERVER_EXTRA) from None
-        except ImportError as exc:
-            # Installed but unusable, e.g. psycopg finds no libpq.
-            raise ConvodexError(f"PostgreSQL support is unavailable: {exc}") from None
-        return PostgresDatabase(url, max_size=pool_size)
-    raise QueryError("the database URL must start with sqlite:/// or postgresql://")

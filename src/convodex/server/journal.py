@@ -102,12 +102,18 @@ def _locked(
 def _locked_with_top(
     tx: Tx, session_id: str, caller: Caller | None, *, allow_copying: bool = False
 ) -> tuple[Session, int]:
-    """:func:`_locked` and the session's highest ``seq`` (0 when empty), in one query."""
+    """:func:`_locked` and the session's highest ``seq`` (0 when empty).
+
+    The highest ``seq`` is read by a second statement, after the lock is held. Read in
+    the statement that waits for the lock, PostgreSQL answers it from that statement's
+    snapshot, taken before the other writer committed: two appends then chose the same
+    ``seq`` and one failed on the unique key (issue 29). Under READ COMMITTED each
+    statement sees every commit before it started, so the second one is exact.
+    """
     check_id(session_id, "session id")
     row = tx.one(
-        f"SELECT {_SESSION_COLUMNS}, (SELECT MAX(seq) FROM entries WHERE session_id = ?)"
-        " FROM sessions WHERE id = ?" + tx.dialect.for_update,
-        (session_id, session_id),
+        f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id = ?" + tx.dialect.for_update,
+        (session_id,),
     )
     if row is None:
         raise NotFound("session not found")
@@ -115,7 +121,8 @@ def _locked_with_top(
     _check_owner(caller, session.owner_id)
     if session.fork_state != "complete" and not allow_copying:
         raise Conflict("the session is still being copied by a fork")
-    return session, int(row[-1] or 0)
+    top = tx.one("SELECT MAX(seq) FROM entries WHERE session_id = ?", (session_id,))
+    return session, int(top[0] or 0) if top is not None else 0
 
 
 def _check_kind(kind: str) -> None:

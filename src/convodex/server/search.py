@@ -30,6 +30,8 @@ MAX_LIMIT = 500
 PAGE_SIZE = 500
 #: raw-JSON candidates examined per query (SPEC S5), newest first
 RAW_WINDOW = 500
+#: raw-JSON matches one search accepts in total, over all its round trips (SPEC S3)
+RAW_MATCHES = 500
 SNIPPET_RADIUS = 60
 #: newest rows a projected search scans before asking the trigram index
 PROBE_WINDOW = 400
@@ -334,7 +336,7 @@ def _raw_search(
     tx: Tx, caller: Caller, scope: str, found: _Found, on_page: Callable[[], None] | None
 ) -> None:
     """Windows of ``RAW_WINDOW`` entries, newest first, until enough hits or no more."""
-    while not found.done:
+    while not found.done and found.raw_left > 0:
         rows = tx.all(*_raw_query(tx.dialect, caller, found.needle, scope, found.cursor))
         found.take(rows)
         if on_page is not None:
@@ -395,10 +397,14 @@ class _Found:
 
     def __init__(self, dialect: Dialect, needle: str, limit: int) -> None:
         self.dialect = dialect
+        #: the whole search reads raw JSON (short or NUL queries)
+        self.raw_only = not uses_projection(needle)
         self.needle = needle
         self.limit = limit
         self.hits: list[ServerHit] = []
         self.cursor: Key | None = None
+        #: raw-JSON matches this search may still accept (``RAW_MATCHES`` in all)
+        self.raw_left = RAW_MATCHES
 
     @property
     def done(self) -> bool:
@@ -410,6 +416,14 @@ class _Found:
                 return
             row = Candidate(*raw)
             self.cursor = (row.created_at, int(row.row_id))
+            if row.is_raw and row.body is not None:
+                # The cap counts every raw match the database returned, hit or not:
+                # it bounds the work of a query whose bytes are in every payload.
+                if self.raw_left <= 0:
+                    if self.raw_only:
+                        return
+                    continue
+                self.raw_left -= 1
             if not row.eligible:
                 continue
             hit = _hit(self.dialect, row, self.needle)

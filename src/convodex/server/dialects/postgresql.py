@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import psycopg
-from psycopg.errors import LockNotAvailable, TransactionRollback
+from psycopg.errors import LockNotAvailable, TransactionRollback, UniqueViolation
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from convodex.server.db import (
@@ -17,10 +17,9 @@ from convodex.server.db import (
     DatabaseUnavailable,
     Dialect,
     Tx,
-    like_escape,
     now_micros,
 )
-from convodex.server.matching import UNICODE_ESCAPE, LikeGroup, ascii_lower
+from convodex.server.matching import UNICODE_ESCAPE, LikeGroup, ascii_lower, like_escape
 
 #: how long a statement waits for a lock another transaction holds
 LOCK_TIMEOUT_MS = 5000
@@ -128,11 +127,16 @@ class PostgresDatabase(Database):
 
 @contextmanager
 def _translated() -> Iterator[None]:
-    """A pool timeout, a lost connection or a serialization failure as
+    """A pool timeout, a lost connection, a key collision or a serialization failure as
     :class:`DatabaseUnavailable` (HTTP 503): the request may be retried."""
     try:
         yield
     except (PoolTimeout, LockNotAvailable, TransactionRollback) as exc:
         raise DatabaseUnavailable("the database is busy") from exc
+    except UniqueViolation as exc:
+        # Every write checks its keys first, under the session's lock; a collision
+        # left is two writers creating the same new id at once. Retried, the loser
+        # gets the definite answer (409, or success).
+        raise DatabaseUnavailable("a concurrent write collided; retry") from exc
     except psycopg.OperationalError as exc:
         raise DatabaseUnavailable("the database is unavailable") from exc
