@@ -358,6 +358,45 @@ class ServerHit(Model):
     owner_id: str
 
 
+class HubSession(Model):
+    """One session of the hub as ``GET /brain/sessions`` lists it (SPEC S6)."""
+
+    id: str
+    title: str
+    owner_id: str
+    kind: str
+    team: str | None
+    machine: str
+    agent: str
+    project: str
+    created_at: str
+    updated_at: str
+    forked_from: str | None
+
+
+class HubSessionPage(Model):
+    """A page of sessions, newest activity first; ``next_cursor`` continues it."""
+
+    sessions: list[HubSession]
+    next_cursor: str | None
+
+
+class HubEntry(Model):
+    """One entry of a session's effective branch with its shown text."""
+
+    seq: int
+    role: str
+    ts: str
+    text: str
+
+
+class HubSessionView(Model):
+    """``GET /brain/sessions/{id}``: the session and its effective branch."""
+
+    session: HubSession
+    entries: list[HubEntry]
+
+
 # -- encoding -------------------------------------------------------------------------
 
 
