@@ -144,6 +144,7 @@ CONFIG_KEYS: dict[str, tuple[type, str]] = {
     "resume": (dict, "Agent name -> resume command template with {id} and {cwd} (L15)."),
     "handoff": (dict, "Agent name -> command template that starts it with {prompt} (L15)."),
     "roots": (list, "More roots to index, PATH or PATH:format each (``roots``)."),
+    "hub": (dict, "The team hub ``convodex sync`` pushes to: url, token, team, include… (S6)."),
 }
 
 _loaded: dict[str, tuple[tuple[int, int], dict[str, object]]] = {}

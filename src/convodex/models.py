@@ -397,6 +397,33 @@ class HubSessionView(Model):
     entries: list[HubEntry]
 
 
+class SyncItem(Model):
+    """What ``convodex sync`` did (or, with ``--dry-run``, would do) with one session."""
+
+    agent: str
+    session_id: str
+    #: send | unchanged | delete | deleted-on-hub | excluded | failed
+    action: str
+    bytes: int = 0
+
+
+class SyncReport(Model):
+    """``convodex sync --json``: counts, volume and each session's action."""
+
+    hub: str
+    machine: str
+    dry_run: bool
+    sent: int
+    unchanged: int
+    deleted: int
+    refused: int
+    excluded: int
+    failed: int
+    bytes_sent: int
+    seconds: float
+    sessions: list[SyncItem]
+
+
 # -- encoding -------------------------------------------------------------------------
 
 

@@ -25,6 +25,7 @@ COMMANDS = {
     "export": "convodex.cli.session:export",
     "resume": "convodex.cli.session:resume",
     "pick": "convodex.cli.pick:pick",
+    "sync": "convodex.cli.sync:sync",
 }
 
 

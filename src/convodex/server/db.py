@@ -45,6 +45,8 @@ class Cursor(Protocol):
 
     def fetchall(self) -> list[Any]: ...
 
+    def executemany(self, query: Any, params_seq: Any, /) -> Any: ...
+
 
 class Dialect(ABC):
     """SQL and value conversions that differ between SQLite and PostgreSQL."""
@@ -110,6 +112,11 @@ class Tx:
     def all(self, sql: str, params: Sequence[object] = ()) -> list[Row]:
         self._cursor.execute(self.dialect.sql(sql), tuple(params))
         return [tuple(row) for row in self._cursor.fetchall()]
+
+    def many(self, sql: str, rows: Sequence[Sequence[object]]) -> None:
+        """Run one statement for each row of parameters (batched by the driver)."""
+        if rows:
+            self._cursor.executemany(self.dialect.sql(sql), [tuple(r) for r in rows])
 
     def ts(self, micros: int) -> object:
         return self.dialect.ts_param(micros)

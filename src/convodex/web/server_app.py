@@ -28,7 +28,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from convodex import models
 from convodex.errors import InvalidInput, QueryError, Unauthorized
-from convodex.server import browse, journal
+from convodex.server import browse, intake, journal
 from convodex.server.accounts import Caller, authenticate
 from convodex.server.db import EPOCH, Database
 from convodex.server.inputs import check_seq
@@ -244,6 +244,59 @@ async def list_sessions(request: Request) -> Response:
     return Response(models.encode(page), media_type="application/json")
 
 
+def _req_str(body: dict[str, Any], key: str) -> str:
+    value = body.get(key)
+    if not isinstance(value, str):
+        raise QueryError(f"{key} must be a string")
+    return value
+
+
+@_endpoint
+async def sync_session(request: Request) -> Response:
+    """One part of a ``convodex sync`` upload (see :mod:`convodex.server.intake`)."""
+    caller = await _caller(request)
+    body = await _body(request)
+    entries = body.get("entries")
+    part, final = body.get("part", 0), body.get("final", True)
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise QueryError("entries must be a list of objects")
+    if isinstance(part, bool) or not isinstance(part, int) or not isinstance(final, bool):
+        raise QueryError("part must be an integer and final true or false")
+    session_id, state = await run_in_threadpool(
+        lambda: intake.store_part(
+            request.app.state.db,
+            caller,
+            machine=_req_str(body, "machine"),
+            agent=_req_str(body, "agent"),
+            local_id=_req_str(body, "sessionId"),
+            title=str(body.get("title") or ""),
+            project=str(body.get("project") or ""),
+            team=_opt_str(body, "team"),
+            digest=_req_str(body, "digest"),
+            part=part,
+            final=final,
+            entries=entries,
+        )
+    )
+    return JSONResponse({"id": session_id, "state": state})
+
+
+@_endpoint
+async def sync_deletion(request: Request) -> Response:
+    caller = await _caller(request)
+    body = await _body(request)
+    session_id = await run_in_threadpool(
+        lambda: intake.delete_synced(
+            request.app.state.db,
+            caller,
+            machine=_req_str(body, "machine"),
+            agent=_req_str(body, "agent"),
+            local_id=_req_str(body, "sessionId"),
+        )
+    )
+    return JSONResponse({"id": session_id, "state": intake.DELETED})
+
+
 @_endpoint
 async def read_session(request: Request) -> Response:
     caller = await _caller(request)
@@ -391,6 +444,8 @@ def create_app(db: Database) -> Starlette:
         Route("/brain/sessions", create_session, methods=["POST"]),
         Route("/brain/sessions", list_sessions, methods=["GET"]),
         Route("/brain/sessions/{session_id}", read_session, methods=["GET"]),
+        Route("/brain/sync/sessions", sync_session, methods=["POST"]),
+        Route("/brain/sync/deletions", sync_deletion, methods=["POST"]),
         Route("/brain/sessions/{session_id}/entries", append_entry, methods=["POST"]),
         Route(entry, rewrite_entry, methods=["PUT"]),
         Route(entry, remove_entry, methods=["DELETE"]),
