@@ -39,6 +39,8 @@ def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CONVODEX_CACHE_HOME", str(tmp_path / "default-cache"))
     # Other agents' default roots hang off the home directory.
     monkeypatch.setenv("HOME", str(tmp_path / "user-home"))
+    # Services of the warm path listen here: none of the developer's is ever asked.
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
     for name in (
         "CLAUDE_CONFIG_DIR",
         "CODEX_HOME",

@@ -1,3 +1,3 @@
-from convodex.cli import main
+from convodex.warm.client import main
 
 main()

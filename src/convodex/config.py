@@ -75,6 +75,15 @@ SEARCH_SHARES = Setting(
     unit="shares",
 )
 
+SERVICE_IDLE_SECONDS = Setting(
+    "service_idle_seconds",
+    "CONVODEX_SERVICE_IDLE_SECONDS",
+    900,
+    "How long a background service (``convodex service start``) waits for a request "
+    "before it exits: warm while someone works, gone when nobody does (L20).",
+    unit="seconds",
+)
+
 DEFAULT_SEARCH_LIMIT = 50  # L4: a page of hits for people (CLI, HTTP, web page)
 MAX_SEARCH_LIMIT = 200
 # The agent tool's default page: hits go into a model's context, so fewer by default.

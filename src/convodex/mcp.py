@@ -538,4 +538,12 @@ def serve_stdio(
     ) as service:
         if index:
             service.start()
-        anyio.run(_serve, HistoryTool(service))
+        # Short commands of the same user and catalog ask this process (SPEC L20).
+        from convodex.warm.server import start_beside
+
+        warm = start_beside(service) if index else None
+        try:
+            anyio.run(_serve, HistoryTool(service))
+        finally:
+            if warm is not None:
+                warm.close()

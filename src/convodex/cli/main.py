@@ -26,6 +26,7 @@ COMMANDS = {
     "resume": "convodex.cli.session:resume",
     "pick": "convodex.cli.pick:pick",
     "sync": "convodex.cli.sync:sync",
+    "service": "convodex.cli.service:service",
 }
 
 

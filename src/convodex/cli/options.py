@@ -3,11 +3,15 @@ one JSON printer, and one place that decides the roots."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
+
+if TYPE_CHECKING:
+    from convodex.catalog.service import HistoryService
 
 F = TypeVar("F", bound=Callable[..., Any])
 DEMO_ROOT = Path(__file__).parents[1] / "demo"
@@ -79,3 +83,28 @@ def roots_or_demo(given: tuple[str, ...]) -> tuple[list[Path], bool]:
     if given or any(r.is_dir() and next(scan(r), None) is not None for r in roots):
         return roots, False
     return [DEMO_ROOT.resolve()], True
+
+
+@contextlib.contextmanager
+def history(
+    cache_dir: Path | None,
+    roots: Sequence[Path] = (),
+    *,
+    scoped: bool = False,
+    follow_symlinks: bool = False,
+) -> Iterator[HistoryService]:
+    """The service a command reads: the catalog under ``cache_dir`` opened here, or,
+    when a warm service runs this command for a client, that service (SPEC L20)."""
+    from convodex.warm.context import CURRENT
+
+    warm = CURRENT.get()
+    if warm is not None:
+        warm.check(cache_dir, roots, follow_symlinks)
+        yield warm.service
+        return
+    from convodex.catalog.service import HistoryService
+
+    with HistoryService.open(
+        cache_dir, list(roots), scoped=scoped, follow_symlinks=follow_symlinks
+    ) as service:
+        yield service

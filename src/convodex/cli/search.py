@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -16,12 +15,14 @@ from convodex.cli.options import (
     cache_dir_option,
     color_option,
     emit_json,
+    history,
     json_option,
     root_options,
     roots_or_defaults,
 )
 from convodex.models import IndexReport, IndexStats
 from convodex.text.query import parse
+from convodex.warm.context import current_dir
 
 
 def run_index(service: HistoryService, show_progress: bool) -> IndexStats:
@@ -144,7 +145,7 @@ def search(
         sort=sort,
         include_subagents=include_subagents,
         agents=agents,
-        projects=(*projects, os.getcwd()) if here else projects,
+        projects=(*projects, current_dir()) if here else projects,
         since=since,
         until=until,
         tools=tools,
@@ -152,9 +153,7 @@ def search(
         sessions=sessions,
     )
     scoped = bool(roots)
-    with HistoryService.open(
-        cache_dir, root_list, scoped=scoped, follow_symlinks=follow_symlinks
-    ) as service:
+    with history(cache_dir, root_list, scoped=scoped, follow_symlinks=follow_symlinks) as service:
         if wait:
             run_index(service, not as_json and sys.stderr.isatty())
         page = service.search(request)

@@ -3,6 +3,7 @@ the service resolves refs and reads sessions; ``sessions/`` renders and launches
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import subprocess
@@ -15,16 +16,17 @@ from convodex import config
 from convodex.catalog.refs import SessionRef
 from convodex.catalog.service import HistoryService
 from convodex.cli.hits import use_color
-from convodex.cli.options import cache_dir_option, color_option, emit_json, json_option
+from convodex.cli.options import cache_dir_option, color_option, emit_json, history, json_option
 from convodex.models import SessionDocument
 from convodex.sessions.resume import Launch
+from convodex.warm.context import local_only
 
 REF_HELP = "REF: a session id, a unique prefix (6+ characters), id#N (a hit's ref) or a path."
 
 
-def open_service(cache_dir: Path | None) -> HistoryService:
+def open_service(cache_dir: Path | None) -> contextlib.AbstractContextManager[HistoryService]:
     """Refs resolve over the whole catalog: no roots are scanned."""
-    return HistoryService.open(cache_dir, [])
+    return history(cache_dir)
 
 
 def page(text: str, color: bool) -> None:
@@ -32,6 +34,7 @@ def page(text: str, color: bool) -> None:
     if not sys.stdout.isatty():
         click.echo(text, nl=False, color=color)
         return
+    local_only("a pager on the client's terminal")
     try:
         argv = shlex.split(os.environ.get("PAGER") or "less -R")
     except ValueError:
@@ -99,6 +102,8 @@ def show(
     from convodex.sessions.render import window
     from convodex.sessions.transcript import redact_document
 
+    if ("/" in ref or os.sep in ref) and not os.path.isabs(os.path.expanduser(ref)):
+        local_only("a path relative to the client's directory")
     with open_service(cache_dir) as service:
         target = service.resolve(ref)
         document = service.document(target)

@@ -349,6 +349,10 @@ def create_app(
         switch = sys.getswitchinterval()
         sys.setswitchinterval(min(switch, 0.001))
         service.start(watch=watch)
+        # Short commands of the same user and catalog ask this process (SPEC L20).
+        from convodex.warm.server import start_beside
+
+        warm = start_beside(service)
         # In-process searches: one per core (more threads only trade the GIL). With
         # worker processes, a few more waiting threads keep every worker busy.
         pool = service.pool.workers * 4 if service.pool is not None else 0
@@ -356,6 +360,8 @@ def create_app(
         try:
             yield
         finally:
+            if warm is not None:
+                warm.close()
             await run_in_threadpool(service.close)
             sys.setswitchinterval(switch)
 
