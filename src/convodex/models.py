@@ -358,6 +358,16 @@ class ServerHit(Model):
     owner_id: str
 
 
+class RankedHit(ServerHit):
+    """One ranked hub hit (SPEC S6): the literal hit's fields, where it came from, and
+    its score (higher is better; comparable within one response only)."""
+
+    machine: str
+    agent: str
+    project: str
+    score: float
+
+
 class HubSession(Model):
     """One session of the hub as ``GET /brain/sessions`` lists it (SPEC S6)."""
 

@@ -233,3 +233,48 @@ def test_a_killed_sync_resumes_without_duplicates(
         row = tx.one("SELECT COUNT(*), COUNT(DISTINCT payload) FROM entries")
     assert row == (count * 6, count * 6)
     assert machine.sync()["sent"] == 0
+
+
+def test_search_hub_shows_hub_hits_beside_local_ones(
+    db: Database, people: People, hub: str, tmp_path: Path
+) -> None:
+    token = people.tokens["alice"]
+    laptop, box = _machine(tmp_path, "laptop"), _machine(tmp_path, "box")
+    for machine in (laptop, box):
+        machine.configure(hub, token)
+    laptop.write("s-1", "/work/app", "we deploy on fridays, then rollback on mondays", "ok")
+    box.write("s-2", "/work/app", "a local note about rollback and deploy", "fine")
+    assert laptop.sync()["sent"] == 1
+    done = subprocess.run(
+        cli_command("search", "--wait", "--root", str(box.sessions), "--hub", "--json",
+                    "rollback deploy"),
+        env=box.env(),
+        capture_output=True,
+        timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr.decode()
+    answer = json.loads(done.stdout)
+    assert [h["snippet"] for h in answer["local"]["hits"]] == [
+        "a local note about rollback and deploy"
+    ]
+    hub_hits = answer["hub"]["hits"]
+    assert [(h["machine"], h["agent"], h["ownerId"]) for h in hub_hits] == [
+        ("laptop", "claude_code", people.alice.id)
+    ]
+    assert hub_hits[0]["snippet"] == "we deploy on fridays, then rollback on mondays"
+    text = subprocess.run(
+        cli_command("search", "--hub", "rollback deploy"),
+        env=box.env(),
+        capture_output=True,
+        timeout=300,
+    )
+    assert text.returncode == 0, text.stderr.decode()
+    assert f"hub {hub}: 1 hits" in text.stdout.decode()
+    assert "[laptop · claude_code" in text.stdout.decode()
+    # No hub configured: one clear line, no traceback.
+    (box.home / "config" / "convodex" / "config.toml").unlink()
+    missing = subprocess.run(
+        cli_command("search", "--hub", "deploy"), env=box.env(), capture_output=True, timeout=300
+    )
+    assert missing.returncode == 1
+    assert b"no hub" in missing.stderr and b"Traceback" not in missing.stderr

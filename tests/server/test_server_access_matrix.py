@@ -2,13 +2,14 @@
 
 3 teams of 3 accounts and an administrator; every account owns a private session
 and one shared with its team; the administrator owns a channel. Every caller asks
-every read route (search of long and short queries, the sessions list, every
+every read route (long and short queries in both search modes, the sessions list, every
 session's read) in every scope it may name: the answers are exactly what the rules
 allow (0 leaks, nothing missing), and what they forbid is 403.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -88,17 +89,16 @@ def test_every_read_route_shows_exactly_what_the_scope_allows(hub: Hub) -> None:
             for scope, team in scopes:
                 expected = _allowed(hub, caller, scope, team)
                 params = {"scope": scope, "limit": "200"} | ({"team": team} if team else {})
-                for query in ("matrixword", "zk"):
-                    response = http.get(
-                        "/brain/search", params={**params, "q": query}, headers=auth
-                    )
+                for query, mode in itertools.product(("matrixword", "zk"), ("literal", "ranked")):
+                    asked = {**params, "q": query, "mode": mode}
+                    response = http.get("/brain/search", params=asked, headers=auth)
                     checked += 1
                     if expected is None:
                         assert response.status_code == 403, (caller, scope, team)
                         continue
                     assert response.status_code == 200, (caller, scope, team)
                     found = {h["sessionId"] for h in response.json()["hits"]}
-                    assert found == expected, (caller, scope, team, query)
+                    assert found == expected, (caller, scope, team, query, mode)
                 listing = http.get("/brain/sessions", params=params, headers=auth)
                 checked += 1
                 if expected is None:
@@ -122,8 +122,9 @@ def test_every_read_route_shows_exactly_what_the_scope_allows(hub: Hub) -> None:
         for path in ("/brain/search?q=matrixword", "/brain/sessions", f"/brain/sessions/{sid}"):
             assert http.get(path).status_code == 401
             assert http.get(path, headers={"Authorization": "Bearer cdx_nope"}).status_code == 401
-    # 10 callers x 6 scopes x 3 routes, and 10 callers x 19 session reads.
-    assert checked == 10 * 6 * 3 + 10 * 19
+    # 10 callers x 6 scopes x 5 routes (2 queries x 2 modes, the list), and 10 callers
+    # x 19 session reads.
+    assert checked == 10 * 6 * 5 + 10 * 19
 
 
 def test_a_revoked_token_is_refused_and_a_rotated_one_replaces_it(db: Database, hub: Hub) -> None:

@@ -11,7 +11,7 @@ import pytest
 from convodex.server import Database, append, create_session, fork
 from convodex.server.journal import discard
 from convodex.web.server_app import create_app
-from server.server_helpers import assistant, serving, tool_call, user
+from server.server_helpers import assistant, serving, set_session_facts, tool_call, user
 from server_fixtures import People
 
 DAY = 86_400_000_000  # microseconds
@@ -26,14 +26,6 @@ def http(db: Database, people: People) -> Iterator[httpx.Client]:
         yield client
 
 
-def _set_facts(db: Database, sid: str, machine: str, agent: str, project: str) -> None:
-    with db.write() as tx:
-        tx.run(
-            "UPDATE sessions SET machine = ?, agent = ?, project = ? WHERE id = ?",
-            (machine, agent, project, sid),
-        )
-
-
 def test_sessions_list_newest_first_with_filters_and_an_exact_cursor(
     db: Database, people: People, http: httpx.Client
 ) -> None:
@@ -41,7 +33,9 @@ def test_sessions_list_newest_first_with_filters_and_an_exact_cursor(
     for n in range(7):
         sid = create_session(db, people.alice.id, title=f"s{n}", created_at=n)
         append(db, sid, user(f"hello {n}"), created_at=(10 + n) * DAY)
-        _set_facts(db, sid, "laptop" if n % 2 else "box", "codex" if n < 4 else "claude", "/w/app")
+        set_session_facts(
+            db, sid, "laptop" if n % 2 else "box", "codex" if n < 4 else "claude", "/w/app"
+        )
         made.append(sid)
     other = create_session(db, people.bob.id, title="bob's")
     append(db, other, user("not alice's"))

@@ -11,6 +11,7 @@ from convodex import config
 from convodex.catalog.plan import SearchRequest
 from convodex.catalog.service import HistoryService
 from convodex.cli.hits import HitPrinter, use_color
+from convodex.cli.hub_search import hub_option, with_hub
 from convodex.cli.options import (
     cache_dir_option,
     color_option,
@@ -104,6 +105,7 @@ def index(
 @color_option
 @root_options
 @json_option
+@hub_option
 def search(
     words: tuple[str, ...],
     agents: tuple[str, ...],
@@ -126,6 +128,7 @@ def search(
     follow_symlinks: bool,
     cache_dir: Path | None,
     as_json: bool,
+    ask_hub: bool,
 ) -> None:
     """Search the catalog for QUERY. Never scans directories unless --wait is given.
 
@@ -157,10 +160,14 @@ def search(
         if wait:
             run_index(service, not as_json and sys.stderr.isatty())
         page = service.search(request)
+    printer = HitPrinter(use_color(color), parse(request.query))
+    if ask_hub:
+        with_hub(page, request, as_json, lambda: printer.page(page))
+        return
     if as_json:
         emit_json(page)
         return
-    HitPrinter(use_color(color), parse(request.query)).page(page)
+    printer.page(page)
 
 
 @click.command()

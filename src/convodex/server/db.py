@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 from convodex.errors import ServerError
 from convodex.server.matching import LikeGroup
+from convodex.text.query import Node
 
 Row = tuple[Any, ...]
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -86,6 +87,23 @@ class Dialect(ABC):
     @abstractmethod
     def text_params(self, query: str, use_index: bool) -> list[object]:
         """Parameters for :meth:`text_source` and :meth:`text_match`, in that order."""
+
+    #: the expression that writes an entry's ranked tokens from :meth:`tokens_param`
+    tokens_sql: str = "?"
+    #: the FROM clause of a ranked search (yields ``e``), its match and its score; the
+    #: score (higher is better) takes ``ranked_score_params`` copies of the expression
+    ranked_from: str = "entries e"
+    ranked_where: str = ""
+    ranked_score: str = ""
+    ranked_score_params: int = 0
+
+    def tokens_param(self, tokens: list[str] | None) -> object:
+        """An entry's indexed tokens (``None``: no search row) as the column stores them."""
+        return None if tokens is None else " ".join(tokens)
+
+    @abstractmethod
+    def ranked_expression(self, tree: Node) -> str:
+        """The L12 match tree as this database's full-text query text."""
 
     @abstractmethod
     def raw_match(self, column: str, group: LikeGroup) -> tuple[str, list[object]]:

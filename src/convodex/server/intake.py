@@ -43,7 +43,8 @@ def _key(caller: Caller, machine: str, agent: str, local_id: str) -> str:
 
 
 def _rows(entries: Sequence[Mapping[str, Any]]) -> list[tuple[Any, ...]]:
-    """``(role, payload, hash, text, created_at)`` per entry, checked before any SQL."""
+    """``(role, payload, hash, text, created_at, tokens)`` per entry, checked before any
+    SQL."""
     rows = []
     for item in entries:
         payload = item.get("payload")
@@ -51,7 +52,9 @@ def _rows(entries: Sequence[Mapping[str, Any]]) -> list[tuple[Any, ...]]:
             raise QueryError("every entry needs a payload object")
         created = check_int64(item.get("createdAt"), "createdAt")
         entry = new_entry(payload, meta=False)
-        rows.append((entry.role, entry.payload, entry.payload_hash, entry.text, created))
+        rows.append(
+            (entry.role, entry.payload, entry.payload_hash, entry.text, created, entry.tokens)
+        )
     return rows
 
 
@@ -141,8 +144,9 @@ def _append(
     team_id = None if team is None else team[0]
     tx.many(
         "INSERT INTO entries (session_id, seq, created_at, parent_seq, role, payload,"
-        " payload_hash, meta, discarded, on_branch, projected, text, personal_owner, team_id)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, FALSE, FALSE, TRUE, TRUE, ?, ?, ?)",
+        " payload_hash, meta, discarded, on_branch, projected, text, personal_owner, team_id,"
+        f" tokens) VALUES (?, ?, ?, ?, ?, ?, ?, FALSE, FALSE, TRUE, TRUE, ?, ?, ?,"
+        f" {tx.dialect.tokens_sql})",
         [
             (
                 session_id,
@@ -155,8 +159,9 @@ def _append(
                 text,
                 caller.id,
                 team_id,
+                tx.dialect.tokens_param(tokens),
             )
-            for n, (role, payload, digest, text, created) in enumerate(rows, 1)
+            for n, (role, payload, digest, text, created, tokens) in enumerate(rows, 1)
         ],
     )
     newest = max(int(row[4]) for row in rows)

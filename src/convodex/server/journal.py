@@ -294,8 +294,9 @@ def append_entry(
     stamp = tx.ts(created_at)
     tx.run(
         "INSERT INTO entries (session_id, seq, created_at, parent_seq, role, payload,"
-        " payload_hash, meta, discarded, on_branch, projected, text, personal_owner, team_id)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, FALSE, ?, TRUE, ?, ?, ?)",
+        " payload_hash, meta, discarded, on_branch, projected, text, personal_owner, team_id,"
+        f" tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, FALSE, ?, TRUE, ?, ?, ?,"
+        f" {tx.dialect.tokens_sql})",
         (
             session_id,
             seq,
@@ -309,6 +310,7 @@ def append_entry(
             entry.text,
             _personal_owner(session.owner_id, session.kind),
             session.team_id,
+            tx.dialect.tokens_param(entry.tokens),
         ),
     )
     tx.run(
@@ -477,8 +479,9 @@ def copy_fork_batch(db: Database, fork_id: str, *, batch_size: int = FORK_BATCH)
         copied = tx.run(
             "INSERT INTO entries (session_id, seq, created_at, parent_seq, role, payload,"
             " payload_hash, meta, discarded, on_branch, projected, text, personal_owner,"
-            " team_id) SELECT ?, seq, created_at, parent_seq, role, payload, payload_hash,"
-            " meta, discarded, on_branch, projected, text, ?, ? FROM entries"
+            " team_id, tokens) SELECT ?, seq, created_at, parent_seq, role, payload,"
+            " payload_hash, meta, discarded, on_branch, projected, text, ?, ?, tokens"
+            " FROM entries"
             " WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?",
             (
                 fork_id,

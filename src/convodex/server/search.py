@@ -106,7 +106,7 @@ def _scope_entries(scope: Reach, caller: Caller) -> tuple[str, list[object]]:
     return "", []
 
 
-def _scope_sql(scope: Reach, caller: Caller) -> tuple[str, list[object]]:
+def scope_sql(scope: Reach, caller: Caller) -> tuple[str, list[object]]:
     """The scope's conditions on ``e`` (entries) and ``s`` (their sessions): the
     session's own owner and kind decide (an index supplies candidates, never access)."""
     sql, params = _scope_entries(scope, caller)
@@ -161,7 +161,7 @@ def _projected_query(
 ) -> tuple[str, list[object]]:
     """One page of projected candidates (newest first) as ``(sql, params)``; in
     instance scope together with unprojected channel entries matched on raw JSON."""
-    scope_sql, scope_params = _scope_sql(scope, caller)
+    in_scope, scope_params = scope_sql(scope, caller)
     range_sql, range_params = _range_sql(plan.cursor, plan.lower)
     source = dialect.text_source(plan.use_index)
     match = "e.text IS NOT NULL AND " + dialect.text_match(plan.use_index)
@@ -181,7 +181,7 @@ def _projected_query(
     elif plan.use_index:
         parts.append(
             f"SELECT {_columns()} FROM {source} JOIN sessions s ON s.id = e.session_id"
-            f" WHERE {match} AND {_SHOWN_ENTRY}{scope_sql}{range_sql}"
+            f" WHERE {match} AND {_SHOWN_ENTRY}{in_scope}{range_sql}"
         )
         params += match_params + scope_params + range_params
     else:
@@ -189,7 +189,7 @@ def _projected_query(
         # planner left to itself may match the text of every entry before the join).
         parts.append(
             f"SELECT {_columns()} FROM (SELECT e.* FROM entries e JOIN sessions s"
-            f" ON s.id = e.session_id WHERE e.text IS NOT NULL AND {_SHOWN_ENTRY}{scope_sql}"
+            f" ON s.id = e.session_id WHERE e.text IS NOT NULL AND {_SHOWN_ENTRY}{in_scope}"
             f"{range_sql}{dialect.fence}) e JOIN sessions s ON s.id = e.session_id"
             f" WHERE {match}"
         )
@@ -231,7 +231,7 @@ def _raw_query(
     range_sql, range_params = _range_sql(cursor, None)
     raw_sql, raw_params = _raw_filter(dialect, "e.payload", query)
     entries_sql, entries_params = _scope_entries(scope, caller)
-    check_sql, check_params = _scope_sql(scope, caller)
+    check_sql, check_params = scope_sql(scope, caller)
     window = (
         "SELECT e.row_id, e.created_at, e.session_id, e.seq, e.payload, e.role,"
         f" e.personal_owner, e.team_id FROM entries e WHERE {_SHOWN} AND e.on_branch{entries_sql}"

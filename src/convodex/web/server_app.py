@@ -32,6 +32,7 @@ from convodex.server import browse, intake, journal
 from convodex.server.accounts import Caller, authenticate
 from convodex.server.db import EPOCH, Database
 from convodex.server.inputs import check_seq
+from convodex.server.ranked import RankedFilters, search_ranked
 from convodex.server.search import search_messages
 from convodex.web.errors import error_response, json_errors
 
@@ -181,15 +182,26 @@ async def search(request: Request) -> Response:
         # Searches beyond the dialect's useful concurrency wait here, so writes (which
         # hold SQLite's one write connection) are not starved of the CPU.
         state.search_limiter = anyio.CapacityLimiter(state.db.dialect.concurrent_searches)
+    mode = params.get("mode") or "literal"
+    scope, team = params.get("scope") or "account", params.get("team") or None
+    if mode == "ranked":
+        filters = RankedFilters(
+            agent=params.get("agent") or None,
+            project=params.get("project") or None,
+            since=params.get("since") or None,
+            until=params.get("until") or None,
+        )
+        ranked = await anyio.to_thread.run_sync(
+            lambda: search_ranked(
+                state.db, caller, params.get("q", ""), limit, scope, team=team, filters=filters
+            ),
+            limiter=state.search_limiter,
+        )
+        return Response(models.encode({"hits": ranked}), media_type="application/json")
+    if mode != "literal":
+        raise QueryError("mode must be literal or ranked")
     hits = await anyio.to_thread.run_sync(
-        lambda: search_messages(
-            state.db,
-            caller,
-            params.get("q", ""),
-            limit,
-            params.get("scope") or "account",
-            team=params.get("team") or None,
-        ),
+        lambda: search_messages(state.db, caller, params.get("q", ""), limit, scope, team=team),
         limiter=state.search_limiter,
     )
     return Response(models.encode({"hits": hits}), media_type="application/json")

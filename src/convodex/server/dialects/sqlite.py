@@ -19,6 +19,7 @@ from convodex.server.db import (
 )
 from convodex.server.matching import UNICODE_ESCAPE, LikeGroup, case_variants, like_escape
 from convodex.sqlite import sqlite3, transaction
+from convodex.text.query import Node, match_expression
 
 #: how long a statement waits for another process's write lock
 BUSY_TIMEOUT_MS = 5000
@@ -96,6 +97,15 @@ class SQLiteDialect(Dialect):
         if not (use_index and self.trigram_index):
             return match
         return [fts_phrase(query), *match]
+
+    # FTS5 over the project's own tokens (L3), kept by triggers in the journal's
+    # transaction (migration 0004); bm25 is lower for better matches.
+    ranked_from = "ranked_fts CROSS JOIN entries e ON e.row_id = ranked_fts.rowid"
+    ranked_where = "ranked_fts MATCH ?"
+    ranked_score = "-bm25(ranked_fts)"
+
+    def ranked_expression(self, tree: Node) -> str:
+        return match_expression(tree)
 
     def raw_match(self, column: str, group: LikeGroup) -> tuple[str, list[object]]:
         # LIKE folds ASCII case only. Most payloads hold no \u escape at all, so the
