@@ -167,6 +167,7 @@ CONFIG_KEYS: dict[str, tuple[type, str]] = {
     "handoff": (dict, "Agent name -> command template that starts it with {prompt} (L15)."),
     "roots": (list, "More roots to index, PATH or PATH:format each (``roots``)."),
     "recall": (dict, "The recall hook: enabled, max_bytes, timeout_ms (L18, ``RECALL_KEYS``)."),
+    "hub": (dict, "The team hub ``convodex sync`` pushes to: url, token, team, include… (S6)."),
 }
 
 _loaded: dict[str, tuple[tuple[int, int], dict[str, object]]] = {}

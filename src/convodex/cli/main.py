@@ -29,6 +29,7 @@ COMMANDS = {
     "recall": "convodex.cli.recall:recall",
     "install": "convodex.cli.install:install",
     "uninstall": "convodex.cli.install:uninstall",
+    "sync": "convodex.cli.sync:sync",
     "service": "convodex.cli.service:service",
 }
 
