@@ -296,9 +296,7 @@ def _sniff_agent(rec: _Sniff) -> str | None:
     return None
 
 
-def detect(
-    path: Path, inode: int, fixed: str | None, known: Known | None = None
-) -> str | None:
+def detect(path: Path, inode: int, fixed: str | None, known: Known | None = None) -> str | None:
     """The format of one file found under a root (``fixed``: the root's format)."""
     name = path.name
     if fixed is not None:
