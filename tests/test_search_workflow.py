@@ -27,6 +27,8 @@ DAY = 86_400_000
 # Sessions happen on these days (local midnight + hours), newest last.
 BASE = int(datetime(2026, 10, 1).timestamp() * 1000)
 PROJECTS = ["/srv/alpha", "/srv/beta", "/home/dev/gamma"]
+# Every behaviour here holds with no accelerator and with all of them (conftest).
+pytestmark = pytest.mark.usefixtures("accelerators")
 
 
 def native(root: Path, n: int, words: str, project: str, at: int, **meta: Any) -> Path:

@@ -31,6 +31,9 @@ __all__ = [
     "Refresh",
     "RecentPage",
     "RecentSession",
+    "RecallBlock",
+    "RecallItem",
+    "RecallReceipt",
     "ReindexReport",
     "SearchPage",
     "ProgressState",
@@ -409,6 +412,43 @@ class ReindexReport(Model):
     failed: list[FailedSource] = msgspec.field(default_factory=list)
 
 
+# -- memory for agents (L18) ------------------------------------------------------
+
+
+class RecallItem(Model, kw_only=True, omit_defaults=True):
+    """One past moment a recall block names: enough to judge it and open it."""
+
+    ref: str
+    title: str
+    agent: str
+    date: str | None = None
+    project: str | None = None
+    snippet: str
+    score: float
+
+
+class RecallBlock(Model):
+    """What one hook run injects: the marked text and the moments in it."""
+
+    text: str
+    items: list[RecallItem]
+    bytes: int
+
+
+class RecallReceipt(Model, kw_only=True, omit_defaults=True):
+    """One hook run, recorded locally: never the prompt, never a snippet."""
+
+    at: str
+    agent: str
+    event: str
+    session_id: str | None = None
+    outcome: Literal["injected", "nothing", "off", "error", "timeout"]
+    refs: list[str] = msgspec.field(default_factory=list)
+    bytes: int = 0
+    millis: int = 0
+    error: str | None = None
+
+
 # -- conversation server (S) --------------------------------------------------------
 
 
@@ -422,6 +462,82 @@ class ServerHit(Model):
     snippet: str
     ts: str
     owner_id: str
+
+
+class RankedHit(ServerHit):
+    """One ranked hub hit (SPEC S6): the literal hit's fields, where it came from, and
+    its score (higher is better; comparable within one response only)."""
+
+    machine: str
+    agent: str
+    project: str
+    score: float
+
+
+class HubSession(Model):
+    """One session of the hub as ``GET /brain/sessions`` lists it (SPEC S6)."""
+
+    id: str
+    title: str
+    owner_id: str
+    kind: str
+    team: str | None
+    machine: str
+    agent: str
+    project: str
+    created_at: str
+    updated_at: str
+    forked_from: str | None
+
+
+class HubSessionPage(Model):
+    """A page of sessions, newest activity first; ``next_cursor`` continues it."""
+
+    sessions: list[HubSession]
+    next_cursor: str | None
+
+
+class HubEntry(Model):
+    """One entry of a session's effective branch with its shown text."""
+
+    seq: int
+    role: str
+    ts: str
+    text: str
+
+
+class HubSessionView(Model):
+    """``GET /brain/sessions/{id}``: the session and its effective branch."""
+
+    session: HubSession
+    entries: list[HubEntry]
+
+
+class SyncItem(Model):
+    """What ``convodex sync`` did (or, with ``--dry-run``, would do) with one session."""
+
+    agent: str
+    session_id: str
+    #: send | unchanged | delete | deleted-on-hub | excluded | failed
+    action: str
+    bytes: int = 0
+
+
+class SyncReport(Model):
+    """``convodex sync --json``: counts, volume and each session's action."""
+
+    hub: str
+    machine: str
+    dry_run: bool
+    sent: int
+    unchanged: int
+    deleted: int
+    refused: int
+    excluded: int
+    failed: int
+    bytes_sent: int
+    seconds: float
+    sessions: list[SyncItem]
 
 
 # -- encoding -------------------------------------------------------------------------

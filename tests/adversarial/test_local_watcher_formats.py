@@ -32,7 +32,10 @@ def test_watched_files_get_their_roots_format(tmp_path: Path, cache_dir: Path) -
     vscode = tmp_path / "vscode" / "workspaceStorage" / "abc" / "chatSessions"
     (claude / "w").mkdir(parents=True)  # the project folder of the session written below
     vscode.mkdir(parents=True)
-    roots = [resolve_root(f"{claude}:claude-code"), resolve_root(f"{vscode.parent}:copilot-vscode")]
+    roots: list[Path] = [
+        resolve_root(f"{claude}:claude-code"),
+        resolve_root(f"{vscode.parent}:copilot-vscode"),
+    ]
     history = service(cache_dir, roots, rescan_seconds=3600)
     with serving(history, watch=True) as client:
         wait_for(lambda: client.get("/status").json()["state"] == "complete", timeout=30)

@@ -19,16 +19,16 @@ import errno
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Literal
 
 import msgspec
 
 from convodex import config
+from convodex.catalog import shutdown
 from convodex.catalog.migrations import MIGRATIONS
 from convodex.errors import CatalogError
-from convodex.models import Progress
 from convodex.sqlite import SQLITE_VERSION, is_busy, sqlite3, transaction
 from convodex.text.tokens import TOKENIZER_VERSION
 
@@ -43,8 +43,9 @@ MIN_SQLITE = (3, 43, 0)  # FTS5 contentless_delete
 PROJECTION_VERSION = 6
 
 
-class Catalog(msgspec.Struct):
-    """An open catalog connection and how it was opened."""
+class Catalog(msgspec.Struct, weakref=True, eq=False):
+    """An open catalog connection and how it was opened (one object per connection:
+    compared and hashed by identity)."""
 
     db: sqlite3.Connection
     path: Path | None
@@ -62,12 +63,12 @@ class Catalog(msgspec.Struct):
     checked: bool = False
     # The file's inode when opened: recovery moves only that file aside.
     inode: int | None = None
-    # Idle read connections to the same file, for a search's other shares (``split``):
-    # closed with this catalog.
-    spares: list[sqlite3.Connection] = msgspec.field(default_factory=list)
-    # The last progress this connection computed, and what it was computed for
-    # (``search.progress``): kept until anything is committed.
-    progress_kept: tuple[tuple[object, ...], Progress] | None = None
+    # What closes with this connection, and when recovery replaces its file: the
+    # accelerators' other connections to it (``speed.split.Spares``).
+    closers: list[Callable[[], None]] = msgspec.field(default_factory=list)
+    # This process has the file open for writing (``shutdown``): removed on close, a
+    # mark left behind tells the next open that this process died with it open.
+    mark: shutdown.OpenMark | None = None
     # How long a write waits out another process's (``transaction``); the freshness
     # check of a search sets 0 for its writes: a reader never waits for a writer.
     write_wait: float | None = None
@@ -85,13 +86,15 @@ class Catalog(msgspec.Struct):
             )
 
     def close(self) -> None:
-        self.close_spares()
+        self.close_others()
         self.db.close()
+        if self.mark is not None:
+            self.mark.close()
 
-    def close_spares(self) -> None:
-        while self.spares:
-            with contextlib.suppress(sqlite3.Error):
-                self.spares.pop().close()
+    def close_others(self) -> None:
+        """Close the other connections to this file that accelerators keep."""
+        for close in self.closers:
+            close()
 
     def __enter__(self) -> Catalog:
         return self
@@ -123,13 +126,15 @@ class Catalog(msgspec.Struct):
                 self.db.execute(f"PRAGMA busy_timeout = {int(before)}")
 
     def verify(self) -> None:
-        """Quick-check a file the open did not (it was over ``QUICK_CHECK_MAX_BYTES``),
-        once: damage raises the corruption error ``recover`` answers."""
+        """Quick-check a file the open did not when one is due (``shutdown``: never
+        checked or replaced since, a writer died with it open, or the periodic one),
+        once: damage raises the corruption error ``recover`` answers. Otherwise a
+        no-op ``index`` would read every page of the catalog each run."""
         if self.checked or self.path is None or not self.writable:
             return
         with self.lock:
-            if not _check(self.db, "quick_check"):
-                raise sqlite3.DatabaseError("database disk image is malformed (quick_check)")
+            if shutdown.check_due(self.path) is not None:
+                quick_check(self.db, self.path)
             self.checked = True
 
     def recover(self, generation: int) -> bool:
@@ -145,7 +150,7 @@ class Catalog(msgspec.Struct):
                 return True
             if self.path is None or not self.writable:
                 return False
-            self.close_spares()
+            self.close_others()
             with contextlib.suppress(sqlite3.Error):
                 self.db.close()
             moved: Path | None = None
@@ -157,6 +162,7 @@ class Catalog(msgspec.Struct):
             except CatalogError as exc:
                 fresh = open_memory_catalog(str(exc))
             self.db, self.path, self.mode = fresh.db, fresh.path, fresh.mode
+            self.mark = self.mark or fresh.mark  # one mark a process: the same file
             self.inode = fresh.inode
             self.checked, self.note = fresh.checked, fresh.note
             self.quarantined = fresh.quarantined or moved or self.quarantined
@@ -520,6 +526,15 @@ def _check(db: sqlite3.Connection, pragma: str) -> bool:
     return len(rows) == 1 and rows[0][0] == "ok"
 
 
+def quick_check(db: sqlite3.Connection, path: Path) -> None:
+    """Read every page; damage raises the error ``recover`` answers, a sound file is
+    stamped (and the marks of writers that died with it open are dropped)."""
+    stale = shutdown.unclean(path)
+    if not _check(db, "quick_check"):
+        raise sqlite3.DatabaseError("database disk image is malformed (quick_check)")
+    shutdown.checked(path, stale)
+
+
 def open_file(path: Path, *, check: bool = False) -> Catalog:
     """Open (creating if needed) a writable catalog file: pragmas, migrations, checks.
 
@@ -540,17 +555,23 @@ def open_file(path: Path, *, check: bool = False) -> Catalog:
                 db.execute("PRAGMA auto_vacuum = INCREMENTAL")
             db.execute("PRAGMA journal_mode = WAL")
             db.execute("PRAGMA synchronous = NORMAL")
-            if check and not _check(db, "quick_check"):
-                raise sqlite3.DatabaseError("database disk image is malformed (quick_check)")
+            # A new file is sound; after an unclean shutdown the open checks (L20).
+            fresh = int(db.execute("PRAGMA page_count").fetchone()[0]) == 0
+            check = check or (not fresh and bool(shutdown.unclean(path)))
+            if check:
+                quick_check(db, path)
             migrate(db)
+            if fresh:
+                shutdown.checked(path)
             inode = os.stat(path).st_ino
+            mark = shutdown.OpenMark(path)
         except BaseException:
             db.close()
             raise
     finally:
         os.umask(old_umask)
     _private_files(path)
-    return Catalog(db, path, "disk", checked=check, inode=inode)
+    return Catalog(db, path, "disk", checked=check or fresh, inode=inode, mark=mark)
 
 
 def open_degraded(path: Path, version: int) -> Catalog:

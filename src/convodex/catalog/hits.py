@@ -10,9 +10,7 @@ title's source) come from the catalog; the title's words come from the source.
 from __future__ import annotations
 
 import functools
-import threading
-from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +20,7 @@ from convodex import config
 from convodex.catalog import spans
 from convodex.catalog.db import Catalog
 from convodex.catalog.rowids import SLOT_SHIFT, UNIT_MASK, kind_of, part_of
+from convodex.catalog.speed.wing import Wing
 from convodex.errors import NotFound, QueryError
 from convodex.models import ContextMessage, Hit
 from convodex.sqlite import bound_runs, sqlite3
@@ -43,38 +42,6 @@ class RuntimeState(msgspec.Struct, frozen=True):
     open: frozenset[str] = frozenset()
     running: frozenset[str] = frozenset()
     current: str | None = None
-
-
-class _TitleCache:
-    """Each session file's title, kept while the file's identity holds.
-
-    A warm process (serve, MCP, the picker) reads a file's title (its format's own, or
-    its first user message) once, not once per search: on a common word's page of 50
-    hits from 49 sessions, a third of the messages read were titles.
-    """
-
-    def __init__(self, keep: int = 4096) -> None:
-        self._keep = keep
-        self._entries: OrderedDict[tuple[str, int, int], str | None] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(
-        self, path: str, size: int, mtime_ns: int, read: Callable[[], str | None]
-    ) -> str | None:
-        key = (path, size, mtime_ns)
-        with self._lock:
-            if key in self._entries:
-                self._entries.move_to_end(key)
-                return self._entries[key]
-        title = read()
-        with self._lock:
-            self._entries[key] = title
-            while len(self._entries) > self._keep:
-                self._entries.popitem(last=False)
-        return title
-
-
-TITLES = _TitleCache()
 
 
 # A source's path as a Path, made once a process: a page of hits from 180 sessions
@@ -120,9 +87,10 @@ _SOURCE_COLUMNS = (
 class Hydrator:
     """Builds hits for one search from its sources; caches per search what it reads."""
 
-    def __init__(self, catalog: Catalog, runtime: RuntimeState) -> None:
+    def __init__(self, catalog: Catalog, runtime: RuntimeState, speed: Wing | None = None) -> None:
         self.catalog = catalog
         self.runtime = runtime
+        self.speed = speed or Wing()
         self.sources: dict[int, SourceRow | None] = {}
         self._resume_templates: Mapping[str, str | None] | None = None
         self._resume_commands: dict[tuple[str, str, str | None], str | None] = {}
@@ -284,9 +252,7 @@ class Hydrator:
     def _title(self, src: SourceRow) -> str | None:
         """Kept for the file as this search found it: a file changed since it was last
         read (a rename appended, say) has its title read again, once."""
-        if src.seen is None:
-            return self._read_title(src)
-        return TITLES.get(src.path, *src.seen, lambda: self._read_title(src))
+        return self.speed.title(src.path, src.seen, lambda: self._read_title(src))
 
     def _read_title(self, src: SourceRow) -> str | None:
         if src.size is not None and src.mtime_ns is not None:

@@ -26,6 +26,10 @@ COMMANDS = {
     "export": "convodex.cli.session:export",
     "resume": "convodex.cli.session:resume",
     "pick": "convodex.cli.pick:pick",
+    "recall": "convodex.cli.recall:recall",
+    "install": "convodex.cli.install:install",
+    "uninstall": "convodex.cli.install:uninstall",
+    "sync": "convodex.cli.sync:sync",
     "service": "convodex.cli.service:service",
 }
 

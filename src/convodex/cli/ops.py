@@ -126,3 +126,34 @@ def reindex_history_command(dirs: tuple[Path, ...], cache_dir: Path | None, as_j
     from convodex.cli.search import print_failed
 
     print_failed(result.failed)
+
+
+@doctor.command("agents")
+@click.option("--project", is_flag=True, help="This project's files instead of user-wide ones.")
+@json_option
+def doctor_agents_command(project: bool, as_json: bool) -> None:
+    """Per agent: installed, MCP server wired, recall hook wired, and why not."""
+    from convodex.agents.engine import status
+    from convodex.agents.registry import AGENTS
+    from convodex.agents.spec import Scope, launcher
+
+    scope = Scope(home=Path.home(), project=Path.cwd() if project else None)
+    command = launcher()
+    reports = [
+        status(agent, scope, command)
+        for agent in AGENTS.values()
+        if not (project and agent.no_project)
+    ]
+    if as_json:
+        emit_json({"agents": reports})
+        return
+    for report in reports:
+        hook = (
+            "no hook" if report.hook is None else ("hook wired" if report.hook else "no hook wired")
+        )
+        click.echo(
+            f"{report.agent:<12} {'installed' if report.installed else 'not installed':<14}"
+            f" {'MCP wired' if report.mcp else 'MCP not wired':<14} {hook}"
+        )
+        for why in report.why:
+            click.echo(f"{'':<12} {why}")

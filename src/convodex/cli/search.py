@@ -12,6 +12,7 @@ from convodex import config
 from convodex.catalog.plan import SearchRequest
 from convodex.catalog.service import HistoryService
 from convodex.cli.hits import HitPrinter, counted, short_path, use_color
+from convodex.cli.hub_search import hub_option, with_hub
 from convodex.cli.options import (
     cache_dir_option,
     color_option,
@@ -111,6 +112,7 @@ def print_failed(failed: list[FailedSource], indent: str = "  failed: ") -> None
 @color_option
 @root_options
 @json_option
+@hub_option
 def search(
     words: tuple[str, ...],
     kinds: tuple[str, ...],
@@ -126,6 +128,7 @@ def search(
     follow_symlinks: bool,
     cache_dir: Path | None,
     as_json: bool,
+    ask_hub: bool,
     **options: Any,
 ) -> None:
     """Search the catalog for QUERY. Never scans directories unless --wait is given.
@@ -155,16 +158,22 @@ def search(
         else:
             refreshed(service, no_refresh)
         found = service.search(request)
-    if as_json:
-        emit_json(found)
-        return
-    if found.sessions is not UNSET:
-        from convodex.cli.recent import SessionPrinter
 
-        printer = SessionPrinter(use_color(color), page)
-        printer.sessions(found.sessions, found.progress, found.next_cursor)
-        return
-    HitPrinter(use_color(color), parse(request.query), page or 1).page(found)
+    def show() -> None:
+        if found.sessions is not UNSET:
+            from convodex.cli.recent import SessionPrinter
+
+            printer = SessionPrinter(use_color(color), page)
+            printer.sessions(found.sessions, found.progress, found.next_cursor)
+            return
+        HitPrinter(use_color(color), parse(request.query), page or 1).page(found)
+
+    if ask_hub:
+        with_hub(found, request, as_json, show)
+    elif as_json:
+        emit_json(found)
+    else:
+        show()
 
 
 @click.command()

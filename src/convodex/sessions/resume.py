@@ -148,7 +148,12 @@ def resume_argv(agent: str, session_id: str, cwd: str | None) -> list[str]:
             f"{label(agent)} has no resume command from a shell; set one in the [resume] "
             f"table of {config.config_file()}"
         )
-    values = {"id": session_id, "cwd": cwd or "."}
+    from convodex.sources.registry import FORMATS
+
+    resumed = FORMATS[agent].resume_id(session_id) if agent in FORMATS else session_id
+    if resumed is None:
+        raise InvalidInput(f"a {label(agent)} sub-agent's session cannot be resumed on its own")
+    values = {"id": resumed, "cwd": cwd or "."}
     return fill(template, values, RESUME_PLACEHOLDERS, f"the {label(agent)} resume command")
 
 
@@ -156,11 +161,14 @@ def resume_command(
     agent: str, session_id: str, cwd: str | None, templates: Mapping[str, str | None] | None = None
 ) -> str | None:
     """The copyable one-line resume command, or None when the agent documents none."""
+    from convodex.sources.registry import FORMATS
+
     chosen = templates if templates is not None else resume_templates()
     template = chosen[agent] if isinstance(chosen, Templates) else chosen.get(agent)
-    if template is None:
+    resumed = FORMATS[agent].resume_id(session_id) if agent in FORMATS else session_id
+    if template is None or resumed is None:
         return None
-    return _command_line(template, agent, session_id, cwd)
+    return _command_line(template, agent, resumed, cwd)
 
 
 @functools.lru_cache(maxsize=4096)
