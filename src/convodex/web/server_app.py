@@ -9,6 +9,7 @@ module works on the lean install with SQLite.
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -33,6 +34,7 @@ from convodex.server.accounts import Caller, authenticate
 from convodex.server.db import EPOCH, Database
 from convodex.server.inputs import check_seq
 from convodex.server.ranked import RankedFilters, search_ranked
+from convodex.server.replica import ReadRouter
 from convodex.server.search import search_messages
 from convodex.web.errors import error_response, json_errors
 
@@ -99,7 +101,31 @@ async def _caller(request: Request) -> Caller:
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise Unauthorized("a bearer token is required")
-    return await run_in_threadpool(authenticate, db, token.strip())
+    caller = await run_in_threadpool(authenticate, db, token.strip())
+    request.state.caller = caller
+    return caller
+
+
+def _reads(request: Request, caller: Caller) -> Database:
+    """Where ``caller``'s read goes: the replica, unless it lags the caller's writes."""
+    router: ReadRouter = request.app.state.router
+    return router.reader(caller)
+
+
+def _writes(
+    handler: Callable[[Request], Awaitable[Response]],
+) -> Callable[[Request], Awaitable[Response]]:
+    """After a successful write, note the caller's WAL position (read-your-own-writes)."""
+
+    @functools.wraps(handler)
+    async def endpoint(request: Request) -> Response:
+        response = await handler(request)
+        caller = getattr(request.state, "caller", None)
+        if response.status_code < 300 and caller is not None:
+            await run_in_threadpool(request.app.state.router.wrote, caller)
+        return response
+
+    return endpoint
 
 
 async def _body(request: Request) -> dict[str, Any]:
@@ -193,7 +219,13 @@ async def search(request: Request) -> Response:
         )
         ranked = await anyio.to_thread.run_sync(
             lambda: search_ranked(
-                state.db, caller, params.get("q", ""), limit, scope, team=team, filters=filters
+                _reads(request, caller),
+                caller,
+                params.get("q", ""),
+                limit,
+                scope,
+                team=team,
+                filters=filters,
             ),
             limiter=state.search_limiter,
         )
@@ -201,7 +233,9 @@ async def search(request: Request) -> Response:
     if mode != "literal":
         raise QueryError("mode must be literal or ranked")
     hits = await anyio.to_thread.run_sync(
-        lambda: search_messages(state.db, caller, params.get("q", ""), limit, scope, team=team),
+        lambda: search_messages(
+            _reads(request, caller), caller, params.get("q", ""), limit, scope, team=team
+        ),
         limiter=state.search_limiter,
     )
     return Response(models.encode({"hits": hits}), media_type="application/json")
@@ -244,7 +278,7 @@ async def list_sessions(request: Request) -> Response:
     )
     page = await run_in_threadpool(
         lambda: browse.list_sessions(
-            request.app.state.db,
+            _reads(request, caller),
             caller,
             scope=params.get("scope") or "account",
             team=params.get("team") or None,
@@ -263,6 +297,7 @@ def _req_str(body: dict[str, Any], key: str) -> str:
     return value
 
 
+@_writes
 @_endpoint
 async def sync_session(request: Request) -> Response:
     """One part of a ``convodex sync`` upload (see :mod:`convodex.server.intake`)."""
@@ -293,6 +328,7 @@ async def sync_session(request: Request) -> Response:
     return JSONResponse({"id": session_id, "state": state})
 
 
+@_writes
 @_endpoint
 async def sync_deletion(request: Request) -> Response:
     caller = await _caller(request)
@@ -313,11 +349,12 @@ async def sync_deletion(request: Request) -> Response:
 async def read_session(request: Request) -> Response:
     caller = await _caller(request)
     view = await run_in_threadpool(
-        lambda: browse.read_session(request.app.state.db, caller, _session_id(request))
+        lambda: browse.read_session(_reads(request, caller), caller, _session_id(request))
     )
     return Response(models.encode(view), media_type="application/json")
 
 
+@_writes
 @_endpoint
 async def create_session(request: Request) -> Response:
     caller = await _caller(request)
@@ -340,6 +377,7 @@ async def create_session(request: Request) -> Response:
     return JSONResponse({"id": session_id}, 201)
 
 
+@_writes
 @_endpoint
 async def append_entry(request: Request) -> Response:
     caller = await _caller(request)
@@ -366,6 +404,7 @@ async def append_entry(request: Request) -> Response:
     return JSONResponse({"seq": seq}, 201)
 
 
+@_writes
 @_endpoint
 async def rewrite_entry(request: Request) -> Response:
     caller = await _caller(request)
@@ -384,6 +423,7 @@ async def rewrite_entry(request: Request) -> Response:
 def _entry_action(action: Callable[..., object]) -> Callable[[Request], Awaitable[Response]]:
     """An endpoint that applies one journal action to one entry and answers ok."""
 
+    @_writes
     @_endpoint
     async def endpoint(request: Request) -> Response:
         caller = await _caller(request)
@@ -400,6 +440,7 @@ restore_entry = _entry_action(journal.restore)
 remove_entry = _entry_action(journal.remove)
 
 
+@_writes
 @_endpoint
 async def fork_session(request: Request) -> Response:
     caller = await _caller(request)
@@ -416,6 +457,7 @@ async def fork_session(request: Request) -> Response:
     return JSONResponse({"id": fork_id}, 201)
 
 
+@_writes
 @_endpoint
 async def rekey_session(request: Request) -> Response:
     caller = await _caller(request)
@@ -433,6 +475,7 @@ async def rekey_session(request: Request) -> Response:
     return JSONResponse({"id": session.id, "ownerId": session.owner_id, "kind": session.kind})
 
 
+@_writes
 @_endpoint
 async def clear_session(request: Request) -> Response:
     caller = await _caller(request)
@@ -448,8 +491,9 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     return error_response(status, str(detail))
 
 
-def create_app(db: Database) -> Starlette:
-    """The server app over an open database; the caller owns (and closes) ``db``."""
+def create_app(db: Database, replica: Database | None = None) -> Starlette:
+    """The server app over an open database (and, optionally, a streaming replica that
+    serves reads); the caller owns (and closes) both."""
     entry = "/brain/sessions/{session_id}/entries/{seq:int}"
     routes = [
         Route("/brain/search", search, methods=["GET"]),
@@ -473,4 +517,5 @@ def create_app(db: Database) -> Starlette:
         exception_handlers={HTTPException: _http_error},
     )
     app.state.db = db
+    app.state.router = ReadRouter(db, replica)
     return app
