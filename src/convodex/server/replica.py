@@ -1,14 +1,14 @@
 """Reads from a streaming replica, with read-your-own-writes (SPEC S6).
 
-Searches and session reads go to the replica (``--replica-db``), which takes them
-off the primary. A replica replays the primary's WAL a little behind it; so a caller
-who wrote through this server is sent to the replica only once the replica has
-replayed past that caller's last write (its WAL position, read after the write
-committed: the *insert* position, which covers the commit record even before it is
-flushed, as with ``synchronous_commit = off``), and to the primary until then.
-Nobody else waits for anybody: a caller who wrote nothing reads the replica as it is. An unreachable replica serves nothing;
-the primary answers. (Writes made through another server process are not known
-here: each process guarantees its own callers' writes.)
+Searches and session reads go to the replica (``--replica-db``), which takes them off
+the primary. A replica replays the primary's WAL a little behind it, so a caller who
+wrote through this server is sent to the replica only once the replica has replayed
+past that caller's last write, and to the primary until then. The position kept is
+the primary's WAL *insert* position read after the write committed: it covers the
+commit record even before it is flushed (``synchronous_commit = off``). Nobody else
+waits: a caller who wrote nothing reads the replica as it is. An unreachable replica
+serves nothing; the primary answers. Writes made through another server process are
+not known here: each process guarantees its own callers' writes.
 """
 
 from __future__ import annotations
