@@ -14,6 +14,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -23,8 +24,9 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from convodex import models
@@ -41,6 +43,8 @@ from convodex.web.errors import error_response, json_errors
 log = logging.getLogger("convodex.server.http")
 access_log = logging.getLogger("convodex.server.access")
 
+#: the hub page's own static files (apart from the local page's web/static/)
+HUB_STATIC = Path(__file__).parent / "hub_static"
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 200
 #: the largest request body accepted (413 beyond); a message payload rarely nears it
@@ -485,6 +489,12 @@ async def clear_session(request: Request) -> Response:
     return JSONResponse({"ok": True})
 
 
+async def hub_page(request: Request) -> Response:
+    """The hub's web page (team search, session view); it holds no data: it asks the
+    API with the token the person enters."""
+    return FileResponse(HUB_STATIC / "index.html", media_type="text/html")
+
+
 async def _http_error(request: Request, exc: Exception) -> Response:
     status = exc.status_code if isinstance(exc, HTTPException) else 500
     detail = exc.detail if isinstance(exc, HTTPException) else "internal error"
@@ -502,6 +512,8 @@ def create_app(db: Database, replica: Database | None = None) -> Starlette:
         Route("/brain/sessions/{session_id}", read_session, methods=["GET"]),
         Route("/brain/sync/sessions", sync_session, methods=["POST"]),
         Route("/brain/sync/deletions", sync_deletion, methods=["POST"]),
+        Route("/hub", hub_page, methods=["GET"]),
+        Mount("/hub/static", StaticFiles(directory=HUB_STATIC), name="hub-static"),
         Route("/brain/sessions/{session_id}/entries", append_entry, methods=["POST"]),
         Route(entry, rewrite_entry, methods=["PUT"]),
         Route(entry, remove_entry, methods=["DELETE"]),
