@@ -36,6 +36,10 @@ MODULES = {
     "cursor": "cursor",
     "cursor_ide": "cursor_ide",
     "aider": "aider",
+    "trae": "forks",
+    "iflow": "forks",
+    "openclaw": "forks",
+    "mistral_vibe": "vibe",
 }
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import anyio
@@ -27,10 +28,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from convodex import models
 from convodex.errors import InvalidInput, QueryError, Unauthorized
-from convodex.server import journal
+from convodex.server import browse, intake, journal
 from convodex.server.accounts import Caller, authenticate
-from convodex.server.db import Database
+from convodex.server.db import EPOCH, Database
 from convodex.server.inputs import check_seq
+from convodex.server.ranked import RankedFilters, search_ranked
 from convodex.server.search import search_messages
 from convodex.web.errors import error_response, json_errors
 
@@ -180,13 +182,140 @@ async def search(request: Request) -> Response:
         # Searches beyond the dialect's useful concurrency wait here, so writes (which
         # hold SQLite's one write connection) are not starved of the CPU.
         state.search_limiter = anyio.CapacityLimiter(state.db.dialect.concurrent_searches)
+    mode = params.get("mode") or "literal"
+    scope, team = params.get("scope") or "account", params.get("team") or None
+    if mode == "ranked":
+        filters = RankedFilters(
+            agent=params.get("agent") or None,
+            project=params.get("project") or None,
+            since=params.get("since") or None,
+            until=params.get("until") or None,
+        )
+        ranked = await anyio.to_thread.run_sync(
+            lambda: search_ranked(
+                state.db, caller, params.get("q", ""), limit, scope, team=team, filters=filters
+            ),
+            limiter=state.search_limiter,
+        )
+        return Response(models.encode({"hits": ranked}), media_type="application/json")
+    if mode != "literal":
+        raise QueryError("mode must be literal or ranked")
     hits = await anyio.to_thread.run_sync(
-        lambda: search_messages(
-            state.db, caller, params.get("q", ""), limit, params.get("scope") or "account"
-        ),
+        lambda: search_messages(state.db, caller, params.get("q", ""), limit, scope, team=team),
         limiter=state.search_limiter,
     )
     return Response(models.encode({"hits": hits}), media_type="application/json")
+
+
+def _int_param(request: Request, name: str, default: int) -> int:
+    raw = request.query_params.get(name)
+    if raw in (None, ""):
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise QueryError(f"{name} must be an integer") from None
+
+
+def _time_param(request: Request, name: str) -> int | None:
+    """An ISO 8601 date or date-time (UTC unless it says otherwise) as microseconds."""
+    raw = request.query_params.get(name)
+    if raw in (None, ""):
+        return None
+    try:
+        moment = datetime.fromisoformat(raw)
+    except ValueError:
+        raise QueryError(f"{name} must be an ISO 8601 date or date-time") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return (moment - EPOCH) // timedelta(microseconds=1)
+
+
+@_endpoint
+async def list_sessions(request: Request) -> Response:
+    caller = await _caller(request)
+    params = request.query_params
+    filters = browse.SessionFilters(
+        agent=params.get("agent") or None,
+        project=params.get("project") or None,
+        machine=params.get("machine") or None,
+        since=_time_param(request, "since"),
+        until=_time_param(request, "until"),
+    )
+    page = await run_in_threadpool(
+        lambda: browse.list_sessions(
+            request.app.state.db,
+            caller,
+            scope=params.get("scope") or "account",
+            team=params.get("team") or None,
+            filters=filters,
+            limit=_int_param(request, "limit", DEFAULT_LIMIT),
+            cursor=params.get("cursor") or None,
+        )
+    )
+    return Response(models.encode(page), media_type="application/json")
+
+
+def _req_str(body: dict[str, Any], key: str) -> str:
+    value = body.get(key)
+    if not isinstance(value, str):
+        raise QueryError(f"{key} must be a string")
+    return value
+
+
+@_endpoint
+async def sync_session(request: Request) -> Response:
+    """One part of a ``convodex sync`` upload (see :mod:`convodex.server.intake`)."""
+    caller = await _caller(request)
+    body = await _body(request)
+    entries = body.get("entries")
+    part, final = body.get("part", 0), body.get("final", True)
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise QueryError("entries must be a list of objects")
+    if isinstance(part, bool) or not isinstance(part, int) or not isinstance(final, bool):
+        raise QueryError("part must be an integer and final true or false")
+    session_id, state = await run_in_threadpool(
+        lambda: intake.store_part(
+            request.app.state.db,
+            caller,
+            machine=_req_str(body, "machine"),
+            agent=_req_str(body, "agent"),
+            local_id=_req_str(body, "sessionId"),
+            title=str(body.get("title") or ""),
+            project=str(body.get("project") or ""),
+            team=_opt_str(body, "team"),
+            digest=_req_str(body, "digest"),
+            part=part,
+            final=final,
+            entries=entries,
+        )
+    )
+    return JSONResponse({"id": session_id, "state": state})
+
+
+@_endpoint
+async def sync_deletion(request: Request) -> Response:
+    caller = await _caller(request)
+    body = await _body(request)
+    session_id = await run_in_threadpool(
+        lambda: intake.delete_synced(
+            request.app.state.db,
+            caller,
+            machine=_req_str(body, "machine"),
+            agent=_req_str(body, "agent"),
+            local_id=_req_str(body, "sessionId"),
+        )
+    )
+    return JSONResponse({"id": session_id, "state": intake.DELETED})
+
+
+@_endpoint
+async def read_session(request: Request) -> Response:
+    caller = await _caller(request)
+    view = await run_in_threadpool(
+        lambda: browse.read_session(request.app.state.db, caller, _session_id(request))
+    )
+    return Response(models.encode(view), media_type="application/json")
 
 
 @_endpoint
@@ -204,6 +333,7 @@ async def create_session(request: Request) -> Response:
             title=title,
             kind=kind,
             session_id=_opt_str(body, "id"),
+            team=_opt_str(body, "team"),
             caller=caller,
         )
     )
@@ -324,6 +454,10 @@ def create_app(db: Database) -> Starlette:
     routes = [
         Route("/brain/search", search, methods=["GET"]),
         Route("/brain/sessions", create_session, methods=["POST"]),
+        Route("/brain/sessions", list_sessions, methods=["GET"]),
+        Route("/brain/sessions/{session_id}", read_session, methods=["GET"]),
+        Route("/brain/sync/sessions", sync_session, methods=["POST"]),
+        Route("/brain/sync/deletions", sync_deletion, methods=["POST"]),
         Route("/brain/sessions/{session_id}/entries", append_entry, methods=["POST"]),
         Route(entry, rewrite_entry, methods=["PUT"]),
         Route(entry, remove_entry, methods=["DELETE"]),
