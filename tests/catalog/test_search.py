@@ -83,7 +83,7 @@ def test_hit_carries_every_field(root: Path, catalog: Catalog) -> None:
     assert hit["sessionTitle"] == "Kraken deploy" and hit["workspaceRoot"] == "/srv/k"
     assert hit["sourceFormat"] == "session_log" and hit["lastActivityAt"] == 2000
     assert (hit["open"], hit["running"], hit["current"]) == (False, False, False)
-    assert (hit["agent"], hit["project"]) == ("session_log", "/srv/k")
+    assert (hit["agent"], hit["project"]) == ("session-log", "/srv/k")
     assert hit["messageAt"] == 1000 and hit["ref"] == "s1#0"
     assert hit["resumeCommand"] is None  # convodex's own logs document no resume command
 

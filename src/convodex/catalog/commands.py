@@ -114,11 +114,14 @@ def resume_command(
     agent: str, session_id: str, cwd: str | None, templates: Mapping[str, str | None] | None = None
 ) -> str | None:
     """The copyable one-line resume command, or None when the agent documents none."""
+    from convodex.sources.registry import FORMATS
+
     chosen = templates if templates is not None else resume_templates()
     template = chosen[agent] if isinstance(chosen, Templates) else chosen.get(agent)
-    if template is None:
+    resumed = FORMATS[agent].resume_id(session_id) if agent in FORMATS else session_id
+    if template is None or resumed is None:
         return None
-    return _command_line(template, agent, session_id, cwd)
+    return _command_line(template, agent, resumed, cwd)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -24,7 +24,8 @@ from convodex.catalog.speed.wing import Wing
 from convodex.errors import NotFound, QueryError
 from convodex.models import ContextMessage, Hit
 from convodex.sqlite import bound_runs, marks, sqlite3
-from convodex.text.query import Query, first_match
+from convodex.text.agents import agent_label
+from convodex.text.query import Query, first_match, snippet_spans
 from convodex.text.snippet import collapse_whitespace, head, window
 
 if TYPE_CHECKING:
@@ -212,15 +213,15 @@ class Hydrator:
             session_id=session_id,
             session_path=src.path,
             source_format=src.format,
-            agent=src.format,
+            agent=agent_label(src.format),
             message_index=index,
             part_index=part,
             kind=doc.kind,
             role=message.role,
             tool_name=doc.tool_name,
-            snippet=window(doc.text, span[0], span[1], SNIPPET_RADIUS),
+            snippet=snippet(query, doc.text, span),
             score=round(-score, 6),
-            session_title=self.title(src, message),
+            session_title=self.title(src, message) or session_id,
             workspace_root=src.workspace,
             project=src.workspace,
             message_at=int(at) if timed else None,
@@ -239,6 +240,10 @@ class Hydrator:
         """The format's own title, else the first user message, else None (L14)."""
         if message.session_id:  # a conversation inside a file of many
             return message.title or None
+        return self.session_title(src)
+
+    def session_title(self, src: SourceRow) -> str | None:
+        """The title of the source's own session (read once a search)."""
         if None not in src.titles:
             src.titles[None] = self._title(src)
         return src.titles[None]
@@ -301,7 +306,8 @@ class Hydrator:
         if not changed or not self.catalog.writable:
             return
         try:
-            with self.catalog.transaction() as db:
+            # A search never waits for a writer: busy, the next scan notices it.
+            with self.catalog.without_waiting(), self.catalog.transaction() as db:
                 db.executemany(
                     "UPDATE sources SET pending = 1, health = CASE WHEN health = 'ok' "
                     "THEN 'stale' ELSE health END WHERE id = ?",
@@ -309,6 +315,14 @@ class Hydrator:
                 )
         except sqlite3.OperationalError:
             pass  # busy: the next scan notices the change anyway
+
+
+def snippet(query: Query, text: str, first: tuple[int, int]) -> str:
+    """The hit's snippet: one window around the stretch holding the query's terms, or
+    a shorter window around each of a few stretches when they lie far apart."""
+    pieces = snippet_spans(query, text, first, SNIPPET_RADIUS)
+    radius = SNIPPET_RADIUS // len(pieces)
+    return " ".join(window(text, start, end, radius) for start, end in pieces)
 
 
 def title_from(first_user: SourceMessage | None) -> str | None:

@@ -25,14 +25,18 @@ from convodex.catalog.commits import (
     retime_untimed,
 )
 from convodex.catalog.db import Catalog
+from convodex.catalog.freshness import record_listing, verify_signatures
 from convodex.catalog.speed.wing import Wing
 from convodex.models import IndexStats
 from convodex.sources.base import Budget
-from convodex.sources.discover import Discovered, describe, discover_file, remember, scan
-from convodex.sources.roots import root_format
+from convodex.sources.discover import Discovered, describe, discover_file, scan
+from convodex.sources.roots import Root, declared, root_format
 from convodex.sqlite import marks, sqlite3
 
-COMMIT_BYTES = 8 * 1024 * 1024
+# A commit group's source bytes: what this process and a helper hold at once (its
+# batches, FTS5's pending terms). 8 MiB made the 200 MB history's tree peak 122 MiB,
+# 4 MiB 97 MiB, in the same CPU time (issue 28).
+COMMIT_BYTES = 4 * 1024 * 1024
 # The first commit of a run: its newest sessions are searchable after this much.
 FIRST_COMMIT_BYTES = 1024 * 1024
 Progress = Callable[[int, int], None]
@@ -42,7 +46,7 @@ _PENDING_COLUMNS = (
     "id, path, format, byte_offset, message_count, inode, signature, size, mtime_ns, subagent, "
     "unit_count"
 )
-_KNOWN_COLUMNS = "id, size, mtime_ns, inode, pending, health"
+_KNOWN_COLUMNS = "id, size, mtime_ns, inode, pending, health, format"
 
 
 class Indexer:
@@ -66,30 +70,48 @@ class Indexer:
     # -- scanning -------------------------------------------------------------------
 
     def root_id(self, root: Path) -> int:
+        return self.stored_root(root)[0]
+
+    def stored_root(self, root: Path) -> tuple[int, Root]:
+        """The root's id, and the root as scanned: a format declared with it now is
+        stored with it; a root named by path alone takes the format stored before (a
+        reindex, a helper process, a hint know it only by its path)."""
+        fmt = root.format if isinstance(root, Root) else None
         with self.catalog.transaction() as db:
-            db.execute("INSERT OR IGNORE INTO roots(path) VALUES (?)", (str(root),))
-            row = db.execute("SELECT id FROM roots WHERE path = ?", (str(root),)).fetchone()
-        return int(row[0])
+            db.execute(
+                "INSERT INTO roots(path, format) VALUES (?, ?) ON CONFLICT(path) DO UPDATE "
+                "SET format = coalesce(excluded.format, format)",
+                (str(root), fmt),
+            )
+            row = db.execute("SELECT id, format FROM roots WHERE path = ?", (str(root),)).fetchone()
+        shallow = isinstance(root, Root) and root.shallow
+        return int(row[0]), declared(root, row[1] or root_format(root), shallow)
 
     def scan_root(self, root: Path) -> int:
         """Register every transcript under ``root``; mark changed ones pending.
 
         Returns the root id. Sources not seen by this (completed) scan are removed.
         """
-        root_id = self.root_id(root)
+        root_id, root = self.stored_root(root)
+        listed_at = time.time_ns()  # what the listing below sees is as of now
         # Files this root's sources already are keep their format: nothing is sniffed.
-        for path, inode, fmt in self.catalog.db.execute(
-            "SELECT path, inode, format FROM sources WHERE root_id = ? AND inode IS NOT NULL",
-            (root_id,),
-        ):
-            remember(path, inode, fmt)
+        formats = {
+            (str(path), int(inode)): str(fmt)
+            for path, inode, fmt in self.catalog.db.execute(
+                "SELECT path, inode, format FROM sources WHERE root_id = ? AND inode IS NOT NULL",
+                (root_id,),
+            )
+        }
         # Listing only: no transcript is read. Newest first, as they will be indexed:
         # new sources get ids (and so document rowids) in the order they are read, so
         # inserts append to the catalog's B-trees rather than split their pages.
-        found = sorted(scan(root, self.follow_symlinks), key=lambda item: -item.stat.mtime_ns)
+        found = sorted(
+            scan(root, self.follow_symlinks, formats), key=lambda item: -item.stat.mtime_ns
+        )
         with self.catalog.transaction() as db:
             generation = self._next_generation(db)
             db.execute("UPDATE roots SET scan_generation = ? WHERE id = ?", (generation, root_id))
+            record_listing(db, root_id, listed_at)  # the freshness check lists since then
             known = {
                 row[0]: row[1:] for row in db.execute(f"SELECT path, {_KNOWN_COLUMNS} FROM sources")
             }
@@ -136,13 +158,20 @@ class Indexer:
             ).fetchone()
             source_id, changed, health = int(row[0]), True, "ok"
         else:
-            source_id, size, mtime_ns, inode, pending, health = known
+            source_id, size, mtime_ns, inode, pending, health, stored_format = known
             changed = (size, mtime_ns, inode) != (st.size, st.mtime_ns, st.inode)
             pending = 0 if error is not None else 1 if (changed or pending) else 0
             db.execute(
                 "UPDATE sources SET seen_generation = ?, pending = ? WHERE id = ?",
                 (generation, pending, source_id),
             )
+            if item.declared and item.format != stored_format and error is None:
+                # The root's declared format wins over what an earlier scan guessed:
+                # the source is read again from its start, by its declared reader.
+                db.execute(
+                    "UPDATE sources SET format = ?, byte_offset = 0, pending = 1 WHERE id = ?",
+                    (item.format, source_id),
+                )
         if error is not None and (changed or health != "failed"):
             changes = Changes()
             apply_batch(db, Batch.failed(source_id, "failed", error, st), changes=changes)
@@ -161,14 +190,19 @@ class Indexer:
             ).fetchone()[0]
             # Grace: a file the listing missed but that exists now (an atomic
             # replace in flight) is kept; only a file still absent is removed.
-            gone = [
-                row[0]
-                for row in db.execute(
-                    "SELECT id, path FROM sources WHERE root_id = ? AND seen_generation < ?",
-                    (root_id, generation),
-                )
-                if not os.path.exists(row[1])
-            ]
+            unseen = db.execute(
+                "SELECT id, path, health FROM sources WHERE root_id = ? AND seen_generation < ?",
+                (root_id, generation),
+            ).fetchall()
+            gone = [row[0] for row in unseen if not os.path.exists(row[1])]
+            changes = Changes()
+            for source_id, path, health in unseen:
+                # Replaced by a directory (a FIFO is listed, and failed, by the scan):
+                # not a transcript any more, failed at once rather than kept as it was.
+                if health != "failed" and os.path.isdir(path):
+                    failed = Batch.failed(source_id, "failed", "NotARegularFile", None)
+                    apply_batch(db, failed, changes=changes)
+                    self.stats.count_failure("NotARegularFile")
             for source_id in gone:
                 delete_source_rows(db, source_id)
                 db.execute("DELETE FROM sources WHERE id = ?", (source_id,))
@@ -178,7 +212,7 @@ class Indexer:
                 "WHERE id = ?",
                 (generation, root_id),
             )
-            if gone:
+            if gone or changes.wiped:
                 self.catalog.bump_revision(db)
         self.stats.removed += len(gone)
         return len(gone)
@@ -199,6 +233,7 @@ class Indexer:
         self.catalog.require_writable()
         self.catalog.verify()  # damage anywhere is found now, not by a later search (L8)
         root_ids = [self.scan_root(root) for root in roots]
+        verify_signatures(self.catalog)  # same size and mtime, other bytes: found here
         self.index_pending(root_ids, progress)
         for root_id in root_ids:
             self.complete_scan(root_id)
@@ -320,8 +355,12 @@ class Indexer:
 
         Only files under a known root count; the most specific root decides the format.
         """
-        roots = self.catalog.db.execute("SELECT id, path, scan_generation FROM roots").fetchall()
-        owners = [(Path(rp), rid, gen) for rid, rp, gen in roots if path.is_relative_to(rp)]
+        roots = self.catalog.db.execute(
+            "SELECT id, path, scan_generation, format FROM roots"
+        ).fetchall()
+        owners = [
+            (declared(rp, fmt), rid, gen) for rid, rp, gen, fmt in roots if path.is_relative_to(rp)
+        ]
         if not owners:
             return None
         root, root_id, generation = max(owners, key=lambda owner: len(owner[0].parts))

@@ -19,6 +19,7 @@ from convodex.catalog.db import (
     read_revision,
     stored_user_version,
 )
+from convodex.catalog.failures import failed_sources
 from convodex.catalog.files import (
     QUARANTINE_MARK,
     REBUILD_MARK,
@@ -136,10 +137,11 @@ def _inspect(db: sqlite3.Connection, report: CatalogReport) -> None:
     report.error_classes = {
         str(name): int(count)
         for name, count in db.execute(
-            "SELECT error_class, count(*) FROM sources WHERE error_class IS NOT NULL "
-            "GROUP BY error_class ORDER BY error_class"
+            "SELECT error_class, count(*) FROM sources WHERE health = 'failed' "
+            "AND error_class IS NOT NULL GROUP BY error_class ORDER BY error_class"
         )
     }
+    report.failed = failed_sources(db)
     report.revision = read_revision(db)
 
 
@@ -208,6 +210,7 @@ def reindex_history(
             indexer = Indexer(catalog, budget, speed=speed)
             stats = indexer.run([r for r in root_list if r.is_dir()])
             state = progress(catalog)
+            failed = failed_sources(catalog.db)
             catalog.db.execute("PRAGMA journal_mode = DELETE")  # one self-contained file
         finally:
             speed.close()
@@ -231,4 +234,5 @@ def reindex_history(
         roots=[str(r) for r in root_list],
         stats=stats,
         progress=state,
+        failed=failed,
     )

@@ -164,6 +164,8 @@ class Searcher:
                 raise QueryError("cursor belongs to a different query (its words, filters or sort)")
             if cur_revision != revision:
                 return self._page([], None, revision, True, root_ids, False)
+        elif request.page is not None:
+            after = self._page_start(plan, request.page, limit)
         hydrator = Hydrator(self.catalog, self.runtime, self.speed)
         try:
             hits, last, more = self._collect(plan, hydrator, limit, after, request.around)
@@ -172,6 +174,19 @@ class Searcher:
         next_cursor = encode_cursor(revision, plan.key, last) if more and last else None
         subagents = not plan.include_subagents and self._subagents_match(plan)
         return self._page(hits, next_cursor, revision, False, root_ids, subagents)
+
+    def _page_start(self, plan: Plan, number: int, limit: int) -> tuple[float, int] | None:
+        """Where page ``number`` starts: after the candidates of the pages before it
+        (counted as candidates, so a page needs no cursor copied from the last)."""
+        if number < 1:
+            raise QueryError("page must be 1 or more")
+        if number == 1:
+            return None
+        before = self.candidates(plan, None, (number - 1) * limit)
+        if len(before) < (number - 1) * limit:
+            return (float("inf"), 2**63 - 1)  # past the last candidate: an empty page
+        order, rowid, _ = before[-1]
+        return (order, rowid)
 
     def _page(
         self,

@@ -38,8 +38,11 @@ from convodex.models import (
     AroundResult,
     ContextMessage,
     Event,
+    FailedSource,
     IndexStats,
     Progress,
+    RecentPage,
+    Refresh,
     SearchPage,
     SessionDocument,
     SessionMessage,
@@ -47,6 +50,7 @@ from convodex.models import (
     Tree,
 )
 from convodex.sqlite import sqlite3
+from convodex.text.agents import agent_label
 
 if TYPE_CHECKING:
     from convodex.catalog.indexer import Progress as IndexProgress
@@ -146,6 +150,30 @@ class HistoryService:
             accelerators=accelerators,
         )
 
+    @classmethod
+    def open_existing(cls, cache_dir: Path | None, roots: list[Path]) -> HistoryService | None:
+        """The catalog as it is, read-only: never created, migrated, checked or indexed.
+
+        For callers that must not write or wait (the recall hook): None when there is no
+        catalog file, or one of another schema than this build's.
+        """
+        from convodex.catalog.db import SCHEMA_VERSION
+
+        path = config.catalog_path(cache_dir)
+        if not path.is_file():
+            return None
+        db = connect(str(path), read_only=True)
+        try:
+            # Through the connection: the file's header lags a WAL not checkpointed yet.
+            version = int(db.execute("PRAGMA user_version").fetchone()[0])
+        except sqlite3.Error:
+            db.close()
+            raise
+        if version != SCHEMA_VERSION:
+            db.close()
+            return None
+        return cls(Catalog(db, path, "degraded"), roots, cache_dir=cache_dir)
+
     def __enter__(self) -> HistoryService:
         return self
 
@@ -213,10 +241,38 @@ class HistoryService:
     def searcher(self) -> Searcher:
         return Searcher(self.reader(), self.runtime, self.speed)
 
-    def search(self, request: SearchRequest) -> SearchPage:
-        """One page of hits; never waits for indexing (progress says how far it is)."""
+    def recent(self, request: SearchRequest | None = None) -> RecentPage:
+        """Sessions newest first (L17): the request's filters and qualifiers, no words;
+        ``limit`` and ``cursor`` or ``page`` page it. Never waits for indexing."""
+        from convodex.catalog.recent import recent
+
+        request = request or SearchRequest()
         if self.scope is not None and request.roots is None:
             request = request.with_roots(self.scope)
+        scoped = request
+        return self._guarded(lambda: recent(self.reader(), scoped, self.runtime))
+
+    def search(self, request: SearchRequest) -> SearchPage:
+        """One page of hits; never waits for indexing (progress says how far it is).
+
+        A query without words (empty, or qualifiers only) browses: the page holds the
+        sessions ``recent`` lists and no hits, so it means the same on every surface.
+        """
+        from convodex.catalog.recent import is_browse
+
+        if self.scope is not None and request.roots is None:
+            request = request.with_roots(self.scope)
+        if is_browse(request):
+            listing = self.recent(request)
+            return SearchPage(
+                hits=[],
+                next_cursor=listing.next_cursor,
+                revision=listing.progress.revision,
+                stale_cursor=False,
+                subagent_hits=False,
+                progress=listing.progress,
+                sessions=listing.sessions,
+            )
         with self.interactive() if request.around else contextlib.nullcontext():
             pooled = self._guarded(lambda: self.speed.pooled(self.catalog, request))
             if pooled is None:
@@ -292,14 +348,36 @@ class HistoryService:
                 )
                 for entry in document.messages
             ],
-            agent=found.agent,
+            agent=agent_label(found.agent),
             resume_command=document.resume_command,
         )
+
+    def failed_sources(self) -> list[FailedSource]:
+        """The failed sources of this service's roots (every root when it has none)."""
+        from convodex.catalog.failures import failed_sources
+
+        def run() -> list[FailedSource]:
+            catalog = self.reader()
+            return failed_sources(
+                catalog.db, root_ids_for(catalog, self.scope or self.roots or None)
+            )
+
+        return self._guarded(run)
 
     def agents(self) -> list[str]:
         """The agents (source formats) the catalog holds sessions of, by name."""
         catalog = self.reader()
         return agents(catalog, root_ids_for(catalog, self.scope))
+
+    def message_count(self) -> int:
+        """How many messages the catalog holds: the scale relevance is judged on (recall
+        asks how rare its words are against it). A sum over sources, not over messages."""
+
+        def run() -> int:
+            row = self.reader().db.execute("SELECT total(message_count) FROM sources").fetchone()
+            return int(row[0] or 0)
+
+        return self._guarded(run)
 
     def resolve(self, ref: str) -> SessionRef:
         """The session a ref names (L15): an id, a 6+ character prefix, ``id#N`` or a
@@ -360,6 +438,26 @@ class HistoryService:
         return self.scheduler.reason if self.scheduler is not None else "idle"
 
     # -- writes -----------------------------------------------------------------------
+
+    def refresh(self, budget_seconds: float | None = None) -> Refresh:
+        """Bring in transcripts changed or new since the last index, newest first,
+        within ``budget_seconds`` (``CONVODEX_REFRESH_BUDGET_MS``); what was left says
+        how many sessions a search may miss (L17). A background service keeps its
+        catalog current itself: it has nothing to do here."""
+        from convodex.catalog.freshness import refresh
+
+        if self.scheduler is not None:
+            return Refresh()
+        if budget_seconds is None:
+            budget_seconds = config.REFRESH_BUDGET.value() / 1000
+        budget = budget_seconds
+
+        def run() -> Refresh:
+            catalog = self.catalog
+            root_ids = root_ids_for(catalog, self.scope)
+            return refresh(catalog, root_ids, budget, self.follow_symlinks)
+
+        return self._guarded(run)
 
     def index(
         self, progress: IndexProgress | None = None, budget: Budget | None = None
