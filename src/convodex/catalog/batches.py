@@ -10,7 +10,6 @@ import contextlib
 import fcntl
 import hashlib
 import os
-import signal
 import socket
 import struct
 import tempfile
@@ -30,6 +29,7 @@ from convodex.catalog.rowids import (
     UNITS_PER_SLOT,
     unit_key,
 )
+from convodex.children import leave_signals_to_parent
 from convodex.models import IndexStats
 from convodex.sources.base import (
     Budget,
@@ -550,7 +550,7 @@ def read_in_helper(address: str, claims_path: str, budget: Budget, group_bytes: 
     (killed, out of memory) the next receive or send fails and the helper exits
     quietly; the parent reads whatever the helper did not deliver itself.
     """
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    leave_signals_to_parent()
     try:
         claims = Claims(claims_path)  # before connecting: connected, the path is gone
     except OSError:

@@ -38,6 +38,7 @@ from convodex.catalog.rowids import (
     slot_steps,
 )
 from convodex.catalog.split import usable_cpus
+from convodex.children import starting_children
 from convodex.models import IndexStats
 from convodex.sources.base import Budget
 from convodex.sources.discover import Discovered, describe, discover_file, scan
@@ -506,7 +507,8 @@ class Indexer:
                 daemon=True,
             )
             try:
-                helper.start()
+                with starting_children():
+                    helper.start()
                 yield STARTED  # the caller reads on while the new interpreter starts
                 receive = channel.accept(helper.is_alive)
                 if receive is None:

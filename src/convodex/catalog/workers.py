@@ -19,14 +19,18 @@ from convodex.catalog import split
 from convodex.catalog.db import Catalog, Mode, connect
 from convodex.catalog.plan import SearchRequest
 from convodex.catalog.search import Searcher
+from convodex.children import leave_signals_to_parent, starting_children
 from convodex.models import SearchPage
 
 _searcher: Searcher | None = None
 
 
 def _open(path: str, mode: Mode) -> None:
-    """Worker start: one connection to the catalog for the worker's whole life."""
+    """Worker start: one connection to the catalog for the worker's whole life.
+
+    The serving process decides when its workers stop (``children``)."""
     global _searcher
+    leave_signals_to_parent()
     catalog = Catalog(connect(path, read_only=mode == "degraded"), Path(path), mode)
     _searcher = Searcher(catalog)
 
@@ -62,7 +66,9 @@ class SearchPool:
         # The catalog file the workers opened (a recovery moves it aside).
         self.generation = catalog.generation
         # Start every worker now, so the first searches do not pay for the imports.
-        for future in [self._pool.submit(_ready) for _ in range(workers)]:
+        with starting_children():
+            started = [self._pool.submit(_ready) for _ in range(workers)]
+        for future in started:
             future.result()
 
     def search(self, request: SearchRequest) -> SearchPage:

@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from convodex.cli.options import root_options, roots_or_defaults
+from convodex.cli.stopping import stops_cleanly
 
 
 @click.command("mcp")
@@ -21,6 +22,7 @@ from convodex.cli.options import root_options, roots_or_defaults
     is_flag=True,
     help="Serve the catalog as it is; never scan the roots (another process keeps it current).",
 )
+@stops_cleanly("mcp", blocked_reader=True)
 def mcp(
     roots: tuple[str, ...], follow_symlinks: bool, cache_dir: Path | None, no_index: bool
 ) -> None:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 from convodex.cli.options import root_options, roots_or_defaults
+from convodex.cli.stopping import Stopped, stops_cleanly
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 @click.option("--print", "print_only", is_flag=True, help="Print the chosen ref instead of acting.")
 @click.option("--no-index", is_flag=True, help="Do not index in the background.")
 @root_options
+@stops_cleanly("pick")
 def pick(
     words: tuple[str, ...],
     agent: str | None,
@@ -114,6 +116,8 @@ def pick(
                 app.close()
             if outcome is None:
                 return
+            if outcome.signal is not None:
+                raise Stopped(outcome.signal)  # the terminal is back: now say so
             if outcome.copied:
                 click.echo(outcome.copied)
             hit = outcome.hit

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import signal
 import subprocess
 import time
 from collections.abc import Callable
@@ -76,6 +77,8 @@ class Outcome:
     hit: Hit | None = None
     # A resume command ``y`` could not put on a clipboard: printed on exit.
     copied: str | None = None
+    # The signal (SIGINT, SIGTERM) that ended the picker, if one did.
+    signal: int | None = None
 
 
 def copy_to_system_clipboard(text: str) -> bool:
@@ -167,6 +170,7 @@ class Picker(App[Outcome]):
         self._debounce: Timer | None = None
         self._ui_loop: asyncio.AbstractEventLoop | None = None
         self._pool = pool or search_thread()
+        self._signals: dict[int, Any] = {}
 
     # -- layout ---------------------------------------------------------------------------
 
@@ -181,6 +185,7 @@ class Picker(App[Outcome]):
 
     def on_mount(self) -> None:
         self._ui_loop = asyncio.get_running_loop()
+        self._catch_signals(self._ui_loop)
         self.query_one("#query", Input).focus()
         self.submit(self._agents, self._set_agents)
         if self.first is not None:
@@ -197,6 +202,21 @@ class Picker(App[Outcome]):
             self._after_first_search()
         self.set_interval(POLL_SECONDS, self.poll)
         self.refresh_status()
+
+    def _catch_signals(self, loop: asyncio.AbstractEventLoop) -> None:
+        """SIGINT and SIGTERM end the app as Esc does, so that Textual gives the terminal
+        back first; the CLI then says so in one line and exits with the signal's status
+        (SPEC X10). An exception raised into Textual's loop instead left the line on
+        the alternate screen, which Textual then left."""
+
+        def stop(signum: int, _frame: object) -> None:
+            loop.call_soon_threadsafe(self.exit, Outcome("quit", None, self.copied, signum))
+
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                self._signals[sig] = signal.signal(sig, stop)
+            except ValueError:
+                return  # not the main thread: signals stay where they were
 
     # -- background work ------------------------------------------------------------------
 
@@ -452,5 +472,7 @@ class Picker(App[Outcome]):
         self._refilter()
 
     def on_unmount(self) -> None:
+        for sig, handler in self._signals.items():
+            signal.signal(sig, handler)
         self._ui_loop = None
         self._pool.shutdown(wait=False, cancel_futures=True)
