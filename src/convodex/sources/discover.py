@@ -192,6 +192,12 @@ _LAYOUT_MARKERS = _layout_markers()
 _LAYOUT_FORMATS = tuple(FORMATS)
 
 
+def remember(path: str, inode: int, fmt: str) -> None:
+    """The format a catalog already knows for this file (by path and inode): a scan
+    then reads nothing of it, only its stat (a no-op ``index`` lists and stats)."""
+    _SNIFFED[(path, inode)] = fmt
+
+
 def sniff(path: Path, inode: int) -> str | None:
     """The format of a file by its first record (cached per path and inode)."""
     key = (str(path), inode)
