@@ -62,7 +62,7 @@ def test_pick_print_in_a_pipe_draws_at_the_terminal_size(
     terminal.ready()
     rows = terminal.wait(lambda s: " · " in s.split("\n")[43], "the status line").split("\n")
     assert len(rows) >= 45
-    assert rows[44].lstrip().startswith("esc Quit"), "the footer on the terminal's last row"
+    assert "esc Quit" in rows[44], "the footer on the terminal's last row"
     assert re.search(r"\b2 hits in 1 sessions?\b", rows[43]), "the status line above it"
     # Nothing of the first frame is left: every row is Textual's, full width.
     assert rows[0].startswith("▊") and rows[0].rstrip().endswith("▎") and len(rows[0]) == 160
