@@ -19,8 +19,14 @@ same conversations in more or fewer bytes (a native log holds about twice the se
 Claude Code project does per MB), so ``sessions/s`` (sessions of a generated corpus over
 the index time) compares the readers on equal content.
 
+Readers the generator has no writer for (agents that write another agent's format,
+agents read from their public samples only) get a row each from their samples in
+tests/fixtures, copied under distinct names until ``--sample-mb`` MB (``sample:`` rows;
+the same bytes again and again, so a rate, not a corpus).
+
 Usage: python bench/bench_formats.py [--mb 100] [--seed 1] [--corpus DIR] [--runs 1]
                                      [--formats native,qwen,…|all] [--profile N]
+                                     [--sample-mb 4]
 Figures on a shared machine are noisy: ``--runs 2`` keeps the better of two. ``--profile N``
 also indexes each format in this process alone (no helper process) under cProfile and
 prints its N most expensive functions: where a slow reader spends its time.
@@ -45,6 +51,8 @@ import corpus
 from bench_local import parse_floor, transcripts
 from convodex.catalog.db import open_catalog
 from convodex.catalog.indexer import Indexer
+from convodex.catalog.speed.settings import Accelerators
+from convodex.catalog.speed.wing import Wing
 from convodex.sources.roots import resolve_root
 from convodex.sqlite import sqlite3
 
@@ -56,6 +64,16 @@ REASONS = {
     "cursor-store": "a SQLite file per session, opened read-only once to list and once to read",
 }
 DATABASES = ("opencode.db", "store.db", "state.vscdb")
+FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures"
+# Readers without a corpus writer: (public sample, where copy ``n`` goes in the root).
+SAMPLES = {
+    "trae": ("trae/agentsview-rollout_subagent.jsonl", "2026/08/01/rollout-{n:06d}.jsonl"),
+    "iflow": (
+        "iflow/agentsview/session-5de701fc-7454-4858-a249-95cac4fd3b51.jsonl",
+        "project/session-{n:06d}.jsonl",
+    ),
+    "openclaw": ("openclaw/agent-sessions-large.jsonl", "main/sessions/{n:06d}.jsonl"),
+}
 AIDER_FILES = (".aider.chat.history.md", ".aider.input.history")
 
 
@@ -114,8 +132,10 @@ def index(root: Path, agent: str, cache: Path) -> tuple[float, int]:
     resolved = resolve_root(f"{root}:{agent}")
     with open_catalog(cache) as catalog:
         started = time.perf_counter()
-        stats = Indexer(catalog).run([resolved])
+        speed = Wing(Accelerators.from_config())  # as `convodex index` runs
+        stats = Indexer(catalog, speed=speed).run([resolved])
         seconds = time.perf_counter() - started
+        speed.close()
     if stats.failed:
         raise SystemExit(f"error: {stats.failed} sources of {root} failed to index")
     return seconds, stats.messages
@@ -126,7 +146,7 @@ def profile(root: Path, agent: str, cache: Path, top: int) -> None:
     resolved = resolve_root(f"{root}:{agent}")
     profiler = cProfile.Profile()
     with open_catalog(cache) as catalog:
-        indexer = Indexer(catalog, helper_process=False)  # reading and committing here
+        indexer = Indexer(catalog)  # no helper process: reading and committing here
         profiler.runcall(indexer.run, [resolved])
     stats = pstats.Stats(profiler, stream=sys.stdout)
     stats.sort_stats("tottime").print_stats(top)
@@ -162,12 +182,53 @@ def warm(root: Path) -> None:
             path.read_bytes()
 
 
+def sample_root(fmt: str, mb: float, into: Path) -> Path:
+    """A root of copies of a reader's public sample, about ``mb`` MB in all."""
+    sample, layout = SAMPLES[fmt]
+    data = (FIXTURES / sample).read_bytes()
+    root = into / fmt
+    for n in range(max(1, int(mb * 1e6 / len(data)))):
+        target = root / layout.format(n=n)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    return root
+
+
+def sample_rows(args: argparse.Namespace, native_rate: float) -> None:
+    """A row per reader the generator does not write for, from its public sample."""
+    from convodex.sources.registry import FORMATS
+
+    written = {w.agent for w in corpus.WRITERS.values()}
+    for fmt in (name for name in FORMATS if name not in written):
+        if fmt not in SAMPLES:
+            print(f"sample:{fmt:<8} no corpus writer and no sample")
+            continue
+        work = Path(tempfile.mkdtemp(prefix=f"bench-{fmt}-"))
+        try:
+            root = sample_root(fmt, args.sample_mb, work / "root")
+            floor_s, size, files = min(floor(root, []) for _ in range(args.runs))
+            index_s, messages = min(index(root, fmt, work / str(n)) for n in range(args.runs))
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        mb = size / 1e6
+        rate, floor_rate = mb / index_s, mb / floor_s
+        share = rate / native_rate if native_rate else 0.0
+        print(
+            f"{'sample:' + fmt:<15} {fmt:<15} {mb:>6.1f} {files:>7} {messages:>8} {'-':>10} "
+            f"{rate:>10.1f} {floor_rate:>10.1f} {rate / floor_rate:>8.2f} {share:>8.0%}",
+            flush=True,
+        )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     corpus.add_arguments(ap, mb=100.0)
     ap.add_argument("--formats", default="all", help="comma-separated writer names, or all")
     ap.add_argument("--runs", type=int, default=1, help="keep the best of N runs (1)")
     ap.add_argument("--profile", type=int, default=0, metavar="N", help="print a profile")
+    ap.add_argument(
+        "--sample-mb", type=float, default=4.0, help="MB of each sample-only reader (4)"
+    )
     args = ap.parse_args()
     names = corpus.parse_formats(args.formats)
     names = [BASELINE, *(n for n in names if n != BASELINE)]
@@ -209,6 +270,8 @@ def main() -> None:
             print(f"profile of {fmt} (reading and committing in one process):")
             with tempfile.TemporaryDirectory(prefix=f"bench-{fmt}-") as cache:
                 profile(root, agent, Path(cache), args.profile)
+    if args.formats == "all":
+        sample_rows(args, native_rate)
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"{os.cpu_count()} cores; load average {load}")
 

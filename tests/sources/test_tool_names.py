@@ -65,7 +65,9 @@ def test_sidechains_in_a_main_file_are_sub_agent_sessions(tmp_path: Path, cli: C
     as_json(cli("index", "--root", f"{root}:claude-code", "--json"))
     query = ["search", "research", "--kind", "assistant_text", "--json"]
     default = as_json(cli(*query))["hits"]
-    assert all(not h["sessionId"].endswith(":sidechain") for h in default)
+    assert all(":" not in h["sessionId"] for h in default)
     everything = as_json(cli(*query, "--include-subagents"))["hits"]
-    side = [h for h in everything if h["sessionId"] == f"{fixture.stem}:sidechain"]
+    side = [h for h in everything if h["sessionId"] == f"{fixture.stem}:e1c84ba5"]
     assert side and len(everything) > len(default)
+    # A sub-agent's run resumes as the session it ran in (``<id>:<run>`` cannot).
+    assert {h["resumeCommand"].rsplit(" ", 1)[-1] for h in side} == {fixture.stem}

@@ -231,3 +231,16 @@ def m005_title_places(db: sqlite3.Connection) -> None:
         ALTER TABLE sources ADD COLUMN title_length INTEGER;
         """,
     )
+
+
+@migration
+def m006_root_formats(db: sqlite3.Connection) -> None:
+    execute_script(
+        db,
+        """
+        -- The format declared for a root (``--root PATH:format``; NULL: detected per
+        -- file): a scan that names the root by its path alone (a reindex, a helper
+        -- process, a hint) reads it with the format it was declared with.
+        ALTER TABLE roots ADD COLUMN format TEXT;
+        """,
+    )

@@ -22,9 +22,18 @@ from convodex.cli.stopping import stops_cleanly
     is_flag=True,
     help="Serve the catalog as it is; never scan the roots (another process keeps it current).",
 )
+@click.option(
+    "--no-redact",
+    is_flag=True,
+    help="Answer with text as recorded; by default likely secrets are masked (X11).",
+)
 @stops_cleanly("mcp", blocked_reader=True)
 def mcp(
-    roots: tuple[str, ...], follow_symlinks: bool, cache_dir: Path | None, no_index: bool
+    roots: tuple[str, ...],
+    follow_symlinks: bool,
+    cache_dir: Path | None,
+    no_index: bool,
+    no_redact: bool,
 ) -> None:
     """Serve the history_search tool to an agent over MCP (stdio).
 
@@ -43,4 +52,5 @@ def mcp(
         scoped=bool(roots),
         index=not no_index,
         follow_symlinks=follow_symlinks,
+        redact=not no_redact,
     )

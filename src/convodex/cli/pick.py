@@ -215,7 +215,9 @@ def export_here(service: HistoryService, ref: str) -> str:
     name = re.sub(r"[^A-Za-z0-9._-]", "_", document.session_id)[:120] + ".md"
     path = Path.cwd() / name
     write_private(path, export(document, "markdown"))
-    return f"exported {document.message_count} messages to {path}"
+    from convodex.cli.hits import counted
+
+    return f"exported {counted(document.message_count, 'message')} to {path}"
 
 
 def carry_out(service: HistoryService, action: str, ref: str, cache_dir: Path | None) -> None:

@@ -148,7 +148,12 @@ def resume_argv(agent: str, session_id: str, cwd: str | None) -> list[str]:
             f"{label(agent)} has no resume command from a shell; set one in the [resume] "
             f"table of {config.config_file()}"
         )
-    values = {"id": session_id, "cwd": cwd or "."}
+    from convodex.sources.registry import FORMATS
+
+    resumed = FORMATS[agent].resume_id(session_id) if agent in FORMATS else session_id
+    if resumed is None:
+        raise InvalidInput(f"a {label(agent)} sub-agent's session cannot be resumed on its own")
+    values = {"id": resumed, "cwd": cwd or "."}
     return fill(template, values, RESUME_PLACEHOLDERS, f"the {label(agent)} resume command")
 
 
@@ -156,11 +161,14 @@ def resume_command(
     agent: str, session_id: str, cwd: str | None, templates: Mapping[str, str | None] | None = None
 ) -> str | None:
     """The copyable one-line resume command, or None when the agent documents none."""
+    from convodex.sources.registry import FORMATS
+
     chosen = templates if templates is not None else resume_templates()
     template = chosen[agent] if isinstance(chosen, Templates) else chosen.get(agent)
-    if template is None:
+    resumed = FORMATS[agent].resume_id(session_id) if agent in FORMATS else session_id
+    if template is None or resumed is None:
         return None
-    return _command_line(template, agent, session_id, cwd)
+    return _command_line(template, agent, resumed, cwd)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -211,12 +219,33 @@ def handoff_agent(value: str) -> str:
     return name
 
 
+# Agents whose built-in hand-off names the brief's file instead of carrying the brief:
+# each reads a file it is pointed at (asking first where it asks for files outside the
+# workspace). A command line is visible to every local user (``ps``), a private file is
+# not. Gemini CLI and Qwen Code read only inside the workspace: they get the brief.
+READS_THE_FILE = frozenset(
+    {"claude_code", "codex", "copilot_cli", "cursor", "droid", "opencode", "pi"}
+)
+
+
+def pointer(brief_path: Path) -> str:
+    """The first prompt that hands a brief over by its file."""
+    return (
+        f"Read the hand-off brief in {brief_path} (a Markdown summary of an earlier "
+        "session) and continue that work from where it stopped."
+    )
+
+
 def handoff_launch(agent: str, brief: str, brief_path: Path, cwd: str | None) -> Launch:
-    """The chosen agent started in the workspace with the brief as its first prompt."""
+    """The chosen agent started in the workspace with the brief as its first prompt:
+    by its file where the agent reads one (``READS_THE_FILE``), else the brief itself;
+    a ``[handoff]`` template of the config file gets the brief as ``{prompt}``."""
     name = handoff_agent(agent)
-    template = {**built_in_handoffs(), **_overrides("handoff")}[name]
+    overrides = _overrides("handoff")
+    template = {**built_in_handoffs(), **overrides}[name]
     workspace = cwd or os.getcwd()
-    values = {"prompt": brief, "file": str(brief_path), "cwd": workspace}
+    prompt = brief if name in overrides or name not in READS_THE_FILE else pointer(brief_path)
+    values = {"prompt": prompt, "file": str(brief_path), "cwd": workspace}
     argv = fill(template, values, HANDOFF_PLACEHOLDERS, f"the {label(name)} hand-off command")
     return Launch(argv, workspace, name, cwd)
 

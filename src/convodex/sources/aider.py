@@ -40,6 +40,7 @@ from convodex.sources.base import (
     SessionInfo,
     SourceFormat,
     SourceMessage,
+    Support,
     file_stamp,
     read_span,
 )
@@ -294,6 +295,16 @@ class AiderFormat(SourceFormat):
     """Reader for Aider chat histories: one session per run; rebuilt on change."""
 
     name = NAME
+    support = Support(
+        agent="Aider",
+        versions="0.x chat histories",
+        where=(
+            "workspace directories other agents' sessions name, `--root DIR:aider`, "
+            "`roots` in the config file"
+        ),
+        branches="one session per run",
+        subagents="—",
+    )
     append_only = False
     # No session ids: aider reloads the directory's history into a new run.
     resume: str | None = "aider --restore-chat-history"

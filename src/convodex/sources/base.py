@@ -20,6 +20,7 @@ import msgspec
 from convodex import config
 from convodex.errors import ConfigError, SessionReplayLimitError
 from convodex.text.documents import Document
+from convodex.text.recall_block import has_block, strip
 
 T = TypeVar("T")
 
@@ -109,8 +110,29 @@ class SourceMessage(msgspec.Struct):
     # Sub-agent work recorded inside its parent's file (Claude Code sidechains).
     subagent: bool = False
 
+    def __post_init__(self) -> None:
+        # Every reader builds its messages here: one place keeps recall's own blocks
+        # out of user text (``text.recall_block``), whatever the format.
+        for doc in self.documents:
+            if doc.kind == "user_text" and has_block(doc.text):
+                self.documents = _without_recall_blocks(self.documents)
+                return
+
     def text(self) -> str:
         return "\n".join(d.text for d in self.documents)
+
+
+def _without_recall_blocks(documents: list[Document]) -> list[Document]:
+    """User text without recall blocks; a part that was nothing but a block is dropped."""
+    out = []
+    for doc in documents:
+        if doc.kind == "user_text" and has_block(doc.text):
+            text = strip(doc.text)
+            if not text:
+                continue
+            doc = Document(doc.part, doc.kind, text, doc.tool_name)
+        out.append(doc)
+    return out
 
 
 class LineError(msgspec.Struct):
@@ -222,6 +244,18 @@ class BudgetMeter(msgspec.Struct):
         self.used = max(0, self.used - nbytes)
 
 
+class Support(msgspec.Struct, frozen=True):
+    """What a reader supports, for the support table in docs/formats.md (generated
+    from these by ``sources.support``; a test fails when the page drifts)."""
+
+    agent: str  # the agent as people call it
+    versions: str  # the versions whose files the tests read
+    where: str  # default locations (per OS where they differ)
+    branches: str  # how the effective branch is chosen (forks, rewinds)
+    subagents: str  # how sub-agent work is kept apart
+    gaps: str = "—"  # what is known not to be read
+
+
 class SourceFormat(abc.ABC):
     """A transcript format: incremental read, single-message load, listing metadata.
 
@@ -251,6 +285,8 @@ class SourceFormat(abc.ABC):
     # through one of ``source_dirs``, so ordinary roots pay nothing for it.
     source_names: frozenset[str] = frozenset()
     source_dirs: frozenset[str] = frozenset()
+    # The row of the support table (every reader has one).
+    support: Support | None = None
 
     @abc.abstractmethod
     def read(self, path: Path, result: ReadResult, budget: Budget) -> Iterator[SourceMessage]:
@@ -290,6 +326,12 @@ class SourceFormat(abc.ABC):
         """Subdirectories of a directory with these entry names that hold none of its
         sources, left out of scans."""
         return frozenset()
+
+    def resume_id(self, session_id: str) -> str | None:
+        """The id the agent's resume command takes for a session: itself, unless the
+        session is a part of another (a sub-agent's run resumes as its parent) or
+        cannot be resumed at all (``None``)."""
+        return session_id
 
     def title_at(self, path: Path, offset: int, length: int) -> str | None:
         """The title the record at that place gives. A reader that overrides it sets

@@ -35,6 +35,7 @@ from convodex.sources.base import (
     SessionInfo,
     SourceFormat,
     SourceMessage,
+    Support,
     nested_text,
 )
 from convodex.sources.claude_code import parse_time
@@ -298,7 +299,11 @@ def claude_documents(msg: _ClaudeMessage) -> tuple[str, list[Document]]:
             docs.append(
                 Document(len(docs) + 1, kind_name, clip_tool_text(output), block.get("name"))
             )
-    if not blocks and msg.text:
+        elif kind not in _NO_TEXT_TYPES:
+            # A block type this reader does not know (Claude.ai adds them): its text is
+            # kept, wherever it is nested, rather than the message indexing nothing.
+            texts.append(_text({key: block[key] for key in block if key != "type"}))
+    if not any(texts) and not docs and msg.text:
         texts.append(msg.text)
     text = "\n".join(t for t in texts if t)
     if text.strip() and role in ("user", "assistant"):
@@ -340,6 +345,13 @@ class ChatExportFormat(SourceFormat):
     """Reader for chat exports: archive sources, one session per conversation."""
 
     name = NAME
+    support = Support(
+        agent="ChatGPT and Claude.ai exports",
+        versions="`conversations.json` of 2024–2026",
+        where="`$CONVODEX_HOME/exports` or any root",
+        branches="ChatGPT `current_node`; Claude.ai latest leaf",
+        subagents="—",
+    )
     resume: str | None = None
     append_only = False
 

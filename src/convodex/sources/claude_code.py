@@ -21,6 +21,7 @@ Unknown line types are skipped; only lines that are not JSON objects are errors.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
@@ -31,10 +32,12 @@ import msgspec
 from convodex.sources import session_log
 from convodex.sources.base import (
     Budget,
+    FileMemo,
     NamedResultsFormat,
     ReadResult,
     SessionInfo,
     SourceMessage,
+    Support,
     messages_at,
     open_source,
     read_span,
@@ -59,6 +62,9 @@ MESSAGE_TYPES = frozenset({"user", "assistant"})
 LEGACY_TOOL_TYPES = frozenset({"tool_use", "tool_result"})
 HEADLESS_ENTRYPOINTS = frozenset({"sdk-cli", "sdk-ts", "sdk-py"})
 INFO_SCAN_BYTES = 32 * 1024 * 1024
+# The run of a sidechain record that names none; the reader puts the run's first
+# record's uuid in its place (``ClaudeCodeFormat.load``).
+SIDECHAIN = "sidechain"
 
 
 class _MessageId(msgspec.Struct):
@@ -74,6 +80,8 @@ class _Meta(msgspec.Struct):
     logicalParentUuid: str | None = None
     isSidechain: bool | None = None
     message: _MessageId | str | None = None
+    sessionId: str | None = None
+    agentId: str | None = None
 
 
 class _Message(msgspec.Struct):
@@ -94,6 +102,7 @@ class _Record(msgspec.Struct):
     isMeta: bool | None = None
     isCompactSummary: bool | None = None
     isSidechain: bool | None = None
+    agentId: str | None = None  # the sub-agent run a sidechain record belongs to
     message: _Message | str | None = None
     # legacy top-level tool records
     name: str | None = None
@@ -166,8 +175,8 @@ class _Tree:
     def has_messages(self) -> bool:
         return any(node[3] for node in self.nodes)
 
-    def chain(self) -> list[_Node]:
-        """The chain from the root to the leaf written last (the last record).
+    def chain(self, leaf: int | None = None) -> list[_Node]:
+        """The chain from the root to ``leaf`` (a position; default: the last record).
 
         A record's parent is the one it names if that was written before it, else the
         record written before it: every parent comes earlier, so no record after the
@@ -175,7 +184,7 @@ class _Tree:
         """
         nodes, keys = self.nodes, self.keys
         chain: list[_Node] = []
-        position = len(nodes) - 1
+        position = len(nodes) - 1 if leaf is None else leaf
         while position >= 0:
             node = nodes[position]
             chain.append(node)
@@ -191,8 +200,15 @@ def effective_spans(
     budget: Budget,
     sidechains: list[tuple[int, int]] | None = None,
     kept: KeptRecords[_Record] | None = None,
+    linear: bool = False,
+    runs: dict[int, str] | None = None,
 ) -> list[tuple[int, int]]:
     """Pass one: the tree from structural fields, then the spans of the chosen chain.
+
+    ``runs``: each sidechain span's sub-agent run (its ``agentId``, else the uuid of
+    the run's first record), by offset. ``linear``: the writer never forks (iFlow
+    writes the parts of one streamed answer as siblings under one parent): every
+    record counts, in file order.
 
     Sidechain records in a main file are sub-agent work; their spans (every one, in
     file order: each sub-agent run is its own branch) go to ``sidechains``. With
@@ -200,6 +216,10 @@ def effective_spans(
     so building the messages decodes nothing again.
     """
     main, side = _Tree(), _Tree()
+    own = _stem(path.name)
+    leaf: int | None = None  # the last record of the file's own session
+    run_of: dict[str, str] = {}  # sidechain record key -> its sub-agent run
+    current: str | None = None
     decode: Callable[[bytes], _Meta | _Record] = _decode_meta if kept is None else _decode_record
     for offset, length, _, rec in decoded_lines(path, result, budget, decode):
         kind = rec.type
@@ -219,12 +239,49 @@ def effective_spans(
             kind == "assistant",
             message_id,
         )
-        (side if rec.isSidechain else main).add(uuid if uuid is not None else f"@{offset}", node)
+        key = uuid if uuid is not None else f"@{offset}"
+        if rec.isSidechain:
+            # A run: records linked by parent (a parent the file lacks: the run
+            # written last), and every record naming its agent.
+            parent = node[0]
+            if parent is None or (parent not in run_of and current is None):
+                current = run_of[key] = key  # a new run starts
+            else:
+                run_of[key] = _run(run_of, parent if parent in run_of else current or key)
+            if rec.agentId:
+                agent = _run(run_of, f"agent:{rec.agentId}")
+                run_of[run_of[key]] = agent  # the two runs are one
+            side.add(key, node)
+            continue
+        main.add(key, node)
+        if rec.sessionId == own and key in main.keys:
+            leaf = main.keys[key]
     if path.parent.name == "subagents" or not main.has_messages():
-        return _spans(side.chain())
+        # A sub-agent's own file: its records, flagged as a sidechain or not.
+        tree = side if side.has_messages() else main
+        return _spans(tree.nodes if linear else tree.chain())
     if sidechains is not None:
-        sidechains.extend(_spans(side.nodes))
-    return _spans(main.chain())
+        # Each sub-agent run (a Task call) is a session of its own, in file order.
+        by_run: dict[str, list[_Node]] = {}
+        for key, position in side.keys.items():
+            by_run.setdefault(_run(run_of, key), []).append(side.nodes[position])
+        for label, nodes in by_run.items():
+            spans = _spans(nodes)
+            sidechains.extend(spans)
+            if runs is not None:
+                runs.update((offset, label.removeprefix("agent:")) for offset, _ in spans)
+    # Another session's records written into this file (interleaved) do not decide
+    # where this session ends: its own last record does.
+    return _spans(main.nodes if linear else main.chain(leaf))
+
+
+def _run(run_of: dict[str, str], key: str) -> str:
+    """The run a sidechain record is in (its agent's ``agent:<id>``, else its first
+    record's key): the root of ``key`` in ``run_of``, where a key missing is a root."""
+    root = key
+    while run_of.get(root, root) != root:
+        root = run_of[root]
+    return root
 
 
 def _spans(chain: list[_Node]) -> list[tuple[int, int]]:
@@ -265,7 +322,25 @@ def documents(
             parts.blocks(rec.message.content)
     if first.isMeta or first.isCompactSummary:
         return first.type or "", []  # injected context and compaction summaries
+    if first.type == "user":
+        parts.texts = [_typed(text) for text in parts.texts]
     return parts.build(first.type or "")
+
+
+_COMMAND = re.compile(r"<command-name>(.*?)</command-name>", re.DOTALL)
+_COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
+
+
+def _typed(text: str) -> str:
+    """A slash command as the person typed it (``/review src``), not the markup Claude
+    Code records it in (which became titles and snippets)."""
+    if not text.lstrip().startswith("<command-"):
+        return text
+    name = _COMMAND.search(text)
+    if name is None:
+        return text
+    args = _COMMAND_ARGS.search(text)
+    return f"{name.group(1).strip()} {args.group(1).strip() if args else ''}".strip()
 
 
 class _File:
@@ -315,7 +390,7 @@ def _message(
     if first.isSidechain and not where.in_subagents:
         # Sub-agent work inside its parent's file: its own (sub-agent) session.
         message.subagent = True
-        message.session_id = f"{where.stem}:sidechain"
+        message.session_id = f"{where.stem}:{first.agentId or SIDECHAIN}"
         message.title = "sub-agent (sidechain)"
     elif first.sessionId and first.sessionId != where.stem and not where.in_subagents:
         # A file holding several sessions (a resumed one carries the earlier
@@ -357,10 +432,31 @@ def _tool_use_names(path: Path) -> dict[str, str]:
     return names
 
 
+def _in_run(message: SourceMessage, runs: dict[int, str]) -> SourceMessage:
+    """A sidechain message that names no run gets its run's (``effective_spans``)."""
+    sid = message.session_id
+    if message.subagent and sid and sid.endswith(f":{SIDECHAIN}") and message.offset in runs:
+        message.session_id = f"{sid[: -len(SIDECHAIN)]}{runs[message.offset]}"
+    return message
+
+
+def _sidechain_runs(path: Path) -> dict[int, str]:
+    runs: dict[int, str] = {}
+    effective_spans(path, ReadResult(0, 0), Budget.from_env(), [], runs=runs)
+    return runs
+
+
 class ClaudeCodeFormat(NamedResultsFormat):
     """Reader for Claude Code project transcripts; rebuilt on change (the leaf can move)."""
 
     name = NAME
+    support = Support(
+        agent="Claude Code",
+        versions="1.0, 2.0, 2.1",
+        where="`~/.claude/projects` (`$CLAUDE_CONFIG_DIR`), every OS",
+        branches="the chain to the last record (rewinds, compaction kept)",
+        subagents="`subagents/agent-*.jsonl` files and in-file sidechains, apart",
+    )
     resume: str | None = "claude --resume {id}"
     # Starts the agent with a first prompt, for ``resume --in``:
     # `claude "query"`: interactive, with a first prompt.
@@ -369,13 +465,21 @@ class ClaudeCodeFormat(NamedResultsFormat):
 
     loader = staticmethod(_load)
     call_names = staticmethod(_tool_use_names)
+    # Siblings under one parent are forks (a rewind); a writer that never forks says
+    # so (``effective_spans``'s ``linear``).
+    linear = False
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._runs = FileMemo(_sidechain_runs)
 
     def read(self, path: Path, result: ReadResult, budget: Budget) -> Iterator[SourceMessage]:
         size = os.stat(path).st_size
         budget.check(path, "log", size)
         sidechains: list[tuple[int, int]] = []
+        runs: dict[int, str] = {}
         kept: KeptRecords[_Record] | None = KeptRecords() if keeps_records(size, budget) else None
-        spans = effective_spans(path, result, budget, sidechains, kept)
+        spans = effective_spans(path, result, budget, sidechains, kept, self.linear, runs)
         names: dict[str, str] = {}  # filled in order: a call precedes its result
         file = _File(str(path))
         with open_source(path) as handle:
@@ -390,7 +494,21 @@ class ClaudeCodeFormat(NamedResultsFormat):
 
             yield from messages_at(handle, spans, result, load)
             # Sidechain messages follow the main transcript's display indexes.
-            yield from messages_at(handle, sidechains, result, load)
+            for message in messages_at(handle, sidechains, result, load):
+                yield _in_run(message, runs)
+
+    def load(self, path: Path, offset: int, length: int, index: int) -> SourceMessage | None:
+        message = super().load(path, offset, length, index)
+        if message is not None and message.session_id and message.session_id.endswith(SIDECHAIN):
+            message = _in_run(message, self._runs.of(path))
+        return message
+
+    def resume_id(self, session_id: str) -> str | None:
+        """A sidechain run resumes as the session it ran in; a sub-agent's own file
+        (``agent-<id>``) cannot be resumed."""
+        if session_id.startswith("agent-"):
+            return None
+        return session_id.split(":", 1)[0]
 
     def info(self, path: Path) -> SessionInfo:
         stem = _stem(path.name)

@@ -40,6 +40,7 @@ from convodex.sources.base import (
     ReadResult,
     SessionInfo,
     SourceMessage,
+    Support,
     messages_at,
 )
 from convodex.sources.claude_code import parse_time
@@ -321,5 +322,33 @@ def _session_info(path: Path) -> SessionInfo:
     return info
 
 
+_SUPPORT = {
+    "cline": Support(
+        agent="Cline (CLI and VS Code)",
+        versions="SDK sessions, VS Code tasks",
+        where=(
+            "`~/.cline/data/sessions/<id>/`; `<user dir>/globalStorage/"
+            "saoudrizwan.claude-dev/tasks/<id>/`"
+        ),
+        branches="the task's history as saved (checkpoint restores truncate it)",
+        subagents="team sessions apart",
+    ),
+    "roo_code": Support(
+        agent="Roo Code",
+        versions="VS Code tasks",
+        where="`<user dir>/globalStorage/rooveterinaryinc.roo-cline/tasks/<id>/`",
+        branches="the task's history as saved",
+        subagents="orchestrator subtasks are their own tasks",
+    ),
+    "kilo_code": Support(
+        agent="Kilo Code",
+        versions="VS Code tasks",
+        where="`<user dir>/globalStorage/kilocode.kilo-code/tasks/<id>/`",
+        branches="the task's history as saved",
+        subagents="subtasks are their own tasks",
+    ),
+}
 FORMATS = {name: ClineFormat(name) for name in EXTENSIONS}
+for _name, _format in FORMATS.items():
+    _format.support = _SUPPORT[_name]
 FORMAT = FORMATS[NAME]

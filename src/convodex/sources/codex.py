@@ -33,6 +33,7 @@ from convodex.sources.base import (
     ReadResult,
     SessionInfo,
     SourceMessage,
+    Support,
     messages_at,
     nested_text,
 )
@@ -185,7 +186,9 @@ def _kind(envelope: str, item: _Item) -> str | None:
         if item.type == "agent_message":
             return "event_assistant"
         return None
-    if item.type == "message":
+    if item.type == "message" or item.type is None:
+        # A payload with a role and no type is a message too (the Responses API's
+        # ``EasyInputMessage``, which other tools write into rollouts).
         return item.role if item.role in ("user", "assistant") else None
     if item.type in CALL_TYPES:
         return "call"
@@ -341,6 +344,13 @@ class CodexFormat(NamedResultsFormat):
     """Reader for Codex CLI rollouts; rebuilt on change (a rollback rewrites the end)."""
 
     name = NAME
+    support = Support(
+        agent="Codex CLI",
+        versions="0.50–0.53, rollouts of 2025–2026",
+        where="`~/.codex/sessions`, `~/.codex/archived_sessions` (`$CODEX_HOME`), every OS",
+        branches="rollbacks remove their turns",
+        subagents="child rollouts (`source.subagent`), `codex exec` runs headless",
+    )
     resume: str | None = "codex resume {id}"
     # Starts the agent with a first prompt, for ``resume --in``:
     # `codex [PROMPT]` opens the TUI with it.

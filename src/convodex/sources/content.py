@@ -17,7 +17,16 @@ import msgspec
 from convodex.sources.base import nested_text
 from convodex.text.documents import Document, tool_call_document, tool_result_document
 
-RESULT_TEXT_KEYS = ("text", "content", "stdout", "output")
+# Last: a Gemini-style function response wrapped in a result (iFlow's tool results).
+RESULT_TEXT_KEYS = (
+    "text",
+    "content",
+    "stdout",
+    "output",
+    "responseParts",
+    "functionResponse",
+    "response",
+)
 NO_TEXT_TYPES = frozenset(("thinking", "redacted_thinking", "image"))
 
 

@@ -28,6 +28,7 @@ from convodex.sources.base import (
     ReadResult,
     SessionInfo,
     SourceMessage,
+    Support,
     messages_at,
 )
 from convodex.sources.claude_code import parse_time
@@ -178,6 +179,13 @@ class CopilotCliFormat(NamedResultsFormat):
     """Reader for Copilot CLI event logs; rebuilt on change (sub-agent work follows)."""
 
     name = NAME
+    support = Support(
+        agent="GitHub Copilot CLI",
+        versions="0.0.3xx, 1.0.x",
+        where="`~/.copilot/session-state/<id>/events.jsonl`, legacy `<id>.jsonl`",
+        branches="linear (truncations drop turns)",
+        subagents="`subagent.*` events kept in the parent",
+    )
     append_only = False
     resume: str | None = "copilot --resume={id}"
     # Starts the agent with a first prompt (`-i PROMPT`), for ``resume --in``.

@@ -40,6 +40,7 @@ from convodex.sources.base import (
     SessionInfo,
     SourceFormat,
     SourceMessage,
+    Support,
 )
 from convodex.sources.content import Parts
 from convodex.sources.jsonl import decoded_lines, error_class
@@ -92,6 +93,20 @@ def _text(value: Any) -> str:
     return ""
 
 
+def _reference(value: Any, name: Any) -> str:
+    """How the Chat view shows an inline reference: its name, else its file's name."""
+    if isinstance(name, str) and name:
+        return name
+    if isinstance(value, dict):
+        if isinstance(value.get("name"), str):
+            return str(value["name"])
+        uri = value.get("uri", value)
+        if isinstance(uri, dict):
+            where = uri.get("path") or uri.get("fsPath") or uri.get("external") or ""
+            return str(where).rstrip("/").rsplit("/", 1)[-1]
+    return ""
+
+
 def _invocation(parts: Parts, item: dict[str, Any]) -> None:
     data = item.get("toolSpecificData")
     arguments = data if data is not None else _text(item.get("invocationMessage"))
@@ -114,14 +129,20 @@ def _message(request: _Request, offset: int, length: int, index: int) -> SourceM
         parts.text(message.get("text") if isinstance(message, dict) else _text(message))
     else:
         role = "assistant"
+        run: list[str] = []  # one stretch of prose: VS Code renders its pieces as one
         for item in request.response if isinstance(request.response, list) else ():
             if not isinstance(item, dict):
                 continue
             kind = item.get("kind")
             if kind == "toolInvocationSerialized":
+                parts.text("".join(run))
+                run = []
                 _invocation(parts, item)
             elif kind in _TEXT_KINDS or (kind is None and "value" in item):
-                parts.text(_text(item))
+                run.append(_text(item))
+            elif kind == "inlineReference":  # a file named inside the prose
+                run.append(_reference(item.get("inlineReference"), item.get("name")))
+        parts.text("".join(run))
     created = None if request.timestamp is None else int(request.timestamp)
     role, docs = parts.build(role)
     return SourceMessage(index, offset, length, role, created, docs)
@@ -239,6 +260,13 @@ class CopilotVscodeFormat(SourceFormat):
     """Reader for VS Code chat sessions (``.json`` and ``.jsonl``); rebuilt on change."""
 
     name = NAME
+    support = Support(
+        agent="GitHub Copilot Chat (VS Code)",
+        versions="chat sessions v3, operation logs",
+        where="`<user dir>/workspaceStorage/<hash>/chatSessions/`, `globalStorage/*ChatSessions/`",
+        branches="the replayed final state",
+        subagents="—",
+    )
     append_only = False
     resume: str | None = None  # reopened from the Chat view's history, not a shell
 

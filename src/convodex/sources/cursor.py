@@ -45,6 +45,7 @@ from convodex.sources.base import (
     SessionInfo,
     SourceFormat,
     SourceMessage,
+    Support,
     nested_text,
     read_span,
 )
@@ -340,6 +341,13 @@ class CursorFormat(SourceFormat):
     """Reader for Cursor agent transcripts and chat stores; rebuilt on change."""
 
     name = NAME
+    support = Support(
+        agent="Cursor agent (CLI)",
+        versions="agent transcripts, chat stores of 2025–2026",
+        where="`~/.cursor/projects` (`agent-transcripts/`), `~/.cursor/chats`",
+        branches="linear",
+        subagents="`subagents/` transcripts",
+    )
     append_only = False
     resume: str | None = "cursor-agent --resume {id}"
     # Starts the agent with a first prompt (`cursor-agent [prompt]`), for ``resume --in``.

@@ -42,6 +42,7 @@ from convodex.sources.base import (
     SessionInfo,
     SourceFormat,
     SourceMessage,
+    Support,
 )
 from convodex.sources.claude_code import parse_time
 from convodex.sources.jsonl import error_class
@@ -256,6 +257,17 @@ class CursorIdeFormat(SourceFormat):
     """Reader for the Cursor editor's global chat database; rebuilt on change."""
 
     name = NAME
+    support = Support(
+        agent="Cursor editor",
+        versions="composer bubbles in `state.vscdb`",
+        where=(
+            "Linux `~/.config/Cursor/User/globalStorage`, macOS `~/Library/Application "
+            "Support/Cursor/User/globalStorage`, Windows `%APPDATA%\\Cursor\\User\\globalStorage`"
+        ),
+        branches="each composer's bubble order",
+        subagents="—",
+        gaps="inline edits outside the composer",
+    )
     append_only = False
     resume: str | None = None  # reopened from the editor's chat history, not from a shell
     source_names = frozenset({DATABASE})

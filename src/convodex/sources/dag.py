@@ -38,6 +38,7 @@ from convodex.sources.base import (
     SessionInfo,
     SourceFormat,
     SourceMessage,
+    Support,
     load_message,
     messages_at,
 )
@@ -199,6 +200,13 @@ class DagFormat(SourceFormat):
     """Reader for legacy DAG event logs; rebuilt on every change."""
 
     name = NAME
+    support = Support(
+        agent="convodex 1.x DAG log",
+        versions="1.x",
+        where="detected by content",
+        branches="the selected head's chain",
+        subagents="—",
+    )
     resume: str | None = None
     append_only = False
 

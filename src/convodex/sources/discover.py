@@ -23,10 +23,11 @@ or device, a file whose first record breaks detection (``discover_file``).
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,7 @@ from convodex.sources import (
     cursor,
     dag,
     droid,
+    forks,
     gemini,
     jsonspan,
     pi,
@@ -58,13 +60,15 @@ from convodex.sources.base import (
 )
 from convodex.sources.registry import FORMATS as FORMATS  # re-exported: one table
 from convodex.sources.registry import source_stat as source_stat
-from convodex.sources.roots import resolve_root, root_format
+from convodex.sources.roots import Root, declared, resolve_root, root_format
 
 # Never walked under an agent's root: repositories and dependency trees, not transcripts.
 UNWALKED_DIRS = frozenset({".git", "node_modules", "checkpoints"})
-# Roots scanned without descending (workspace directories holding an Aider history).
-_SHALLOW_ROOTS: set[str] = set()
-_SNIFFED: dict[tuple[str, int], str | None] = {}
+# Files whose sniffed format is remembered (by path and inode): a rescan of an
+# unchanged history opens none of them; beyond this many the oldest are sniffed again.
+SNIFF_CACHE_FILES = 1 << 16
+# The formats a catalog holds for its sources, by (path, inode): see ``sniff``.
+Known = Mapping[tuple[str, int], str]
 SNIFF_BYTES = 64 * 1024
 SIDECAR_SUFFIXES = (".meta.json", ".jsonl.meta")
 CLAUDE_LINE_TYPES = frozenset(
@@ -101,8 +105,12 @@ class _Sniff(msgspec.Struct):
     data: msgspec.Raw = msgspec.Raw()  # Copilot CLI events
     session_id: Any = None  # Droid stream-json
     version: Any = None  # Pi's session header
+    id: Any = None
+    cwd: Any = None
+    timestamp: Any = None
     kind: Any = None  # VS Code's operation log
     v: msgspec.Raw = msgspec.Raw()
+    payload: Any = None  # a Codex session_meta's: a fork names its provider (TRAE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,22 +120,24 @@ class Discovered:
     stat: FileStat
     # The error class that fails this source before it is read (see ``discover_file``).
     error: str | None = None
+    # Its format is its root's (declared, or an agent's root), not guessed per file:
+    # it wins over a format an earlier scan guessed.
+    declared: bool = False
 
 
-def workspace_roots(workspaces: Iterable[str | os.PathLike[str]]) -> list[Path]:
+def workspace_roots(workspaces: Iterable[str | os.PathLike[str]]) -> list[Root]:
     """Aider histories in the workspace directories other agents' sessions name.
 
     For the catalog: given the workspace paths it knows, returns each directory that
     holds a ``.aider.chat.history.md`` as an ``aider`` root scanned without
     descending (a workspace may be a whole home directory). Scan them like any root.
     """
-    found: list[Path] = []
+    found: list[Root] = []
     for workspace in workspaces:
         directory = Path(workspace).expanduser()
         if not (directory / aider.HISTORY).is_file():
             continue
-        root = resolve_root(f"{directory}:{aider.NAME}")
-        _SHALLOW_ROOTS.add(str(root))
+        root = declared(resolve_root(directory), aider.NAME, shallow=True)
         if root not in found:
             found.append(root)
     return found
@@ -192,18 +202,20 @@ _LAYOUT_MARKERS = _layout_markers()
 _LAYOUT_FORMATS = tuple(FORMATS)
 
 
-def remember(path: str, inode: int, fmt: str) -> None:
-    """The format a catalog already knows for this file (by path and inode): a scan
-    then reads nothing of it, only its stat (a no-op ``index`` lists and stats)."""
-    _SNIFFED[(path, inode)] = fmt
+def sniff(path: Path, inode: int, known: Known | None = None) -> str | None:
+    """The format of a file by its first record (cached per path and inode).
+
+    ``known``: the formats a catalog already holds for its sources (by path and inode):
+    a scan then reads nothing of them, only their stat (a no-op ``index`` lists and
+    stats)."""
+    if known is not None and (fmt := known.get((str(path), inode))) is not None:
+        return fmt
+    return _sniff_cached(str(path), inode)
 
 
-def sniff(path: Path, inode: int) -> str | None:
-    """The format of a file by its first record (cached per path and inode)."""
-    key = (str(path), inode)
-    if key not in _SNIFFED:
-        _SNIFFED[key] = _sniff(path)
-    return _SNIFFED[key]
+@functools.lru_cache(maxsize=SNIFF_CACHE_FILES)
+def _sniff_cached(path: str, inode: int) -> str | None:
+    return _sniff(Path(path))
 
 
 def _sniff(path: Path) -> str | None:
@@ -231,7 +243,8 @@ def _sniff(path: Path) -> str | None:
     if rec.type in dag.KNOWN_TYPES and (rec.msgs is not None or rec.head is not None):
         return dag.NAME
     if rec.type in CODEX_LINE_TYPES or rec.record_type is not None or rec.instructions:
-        return codex.NAME
+        provider = rec.payload.get("model_provider") if isinstance(rec.payload, dict) else None
+        return forks.TRAE if provider == forks.TRAE else codex.NAME
     if rec.projectHash is not None:
         return gemini.NAME
     return _sniff_agent(rec)
@@ -256,12 +269,16 @@ def _sniff_agent(rec: _Sniff) -> str | None:
     qwen_keys = parts or len(rec.systemPayload) > 0 or rec.type == "tool_result"
     if rec.uuid and rec.sessionId and qwen_keys:
         return qwen.NAME  # Gemini-style parts in a Claude-like tree
+    if isinstance(rec.sessionId, str) and rec.sessionId.startswith(forks.IFLOW_PREFIX):
+        return forks.IFLOW if rec.uuid else None  # Claude Code's records, iFlow's ids
     if rec.uuid or rec.parentUuid:
         return claude_code.NAME
     if rec.type in droid.STREAM_TYPES and (rec.session_id or rec.sessionId):
         return droid.NAME  # `droid exec` stream-json: keyed by session, no tree
-    if rec.type == "session" and isinstance(rec.version, int):
-        return pi.NAME
+    if rec.type == "session" and (
+        isinstance(rec.version, int) or (isinstance(rec.id, str) and (rec.cwd or rec.timestamp))
+    ):
+        return pi.NAME  # a Pi header; before version 3 it had no ``version``
     if rec.type and rec.type.split(".", 1)[0] in COPILOT_EVENT_KINDS and "." in rec.type:
         return copilot_cli.NAME if len(rec.data) else None
     if rec.type == "session_start" or (rec.type == "message" and isinstance(rec.message, dict)):
@@ -279,7 +296,7 @@ def _sniff_agent(rec: _Sniff) -> str | None:
     return None
 
 
-def detect(path: Path, inode: int, fixed: str | None) -> str | None:
+def detect(path: Path, inode: int, fixed: str | None, known: Known | None = None) -> str | None:
     """The format of one file found under a root (``fixed``: the root's format)."""
     name = path.name
     if fixed is not None:
@@ -293,11 +310,13 @@ def detect(path: Path, inode: int, fixed: str | None) -> str | None:
     by_name = format_of(name)
     if by_name == cline.NAME:
         return extension_of(path) if name == cline.TASK_FILE else by_name
+    if by_name == codex.NAME:  # a fork writes the same rollouts; its first record tells
+        return forks.TRAE if sniff(path, inode, known) == forks.TRAE else by_name
     if by_name is not None and by_name != session_log.NAME:
         return by_name
     if name.endswith((".jsonl", ".json")):
         # Unrecognised .jsonl stays a native log: its malformed lines are then counted.
-        return sniff(path, inode) or by_name
+        return sniff(path, inode, known) or by_name
     return None
 
 
@@ -335,6 +354,7 @@ def discover_file(
     follow_symlinks: bool = False,
     *,
     linked: bool = True,
+    known: Known | None = None,
 ) -> Discovered | None:
     """One file under ``root`` (of format ``fixed``): its format and fingerprint.
 
@@ -353,10 +373,10 @@ def discover_file(
     if not stat.S_ISREG(st.st_mode):
         return _unreadable(path, fixed, FileStat.of_result(st), NotARegularFile.__name__)
     try:
-        fmt = detect(path, st.st_ino, fixed)
+        fmt = detect(path, st.st_ino, fixed, known)
         if fmt is None:
             return None
-        return Discovered(path, fmt, FORMATS[fmt].stat(path, st))
+        return Discovered(path, fmt, FORMATS[fmt].stat(path, st), declared=fixed is not None)
     except OSError:
         raise
     except Exception as exc:  # one file that breaks detection fails alone, never the scan
@@ -384,15 +404,31 @@ def _unreadable(path: Path, fixed: str | None, st: FileStat, error: str) -> Disc
     return None if fmt is None else Discovered(path, fmt, st, error)
 
 
-def scan(root: Path, follow_symlinks: bool = False) -> Iterator[Discovered]:
+def scan(
+    root: Path, follow_symlinks: bool = False, known: Known | None = None
+) -> Iterator[Discovered]:
     """Every transcript under ``root``, depth first; unreadable dirs are skipped.
 
     Linked directories are not walked; a linked file out of the root is a failed
     source unless ``follow_symlinks`` (see ``discover_file``).
     """
+    return scan_dirs(root, [root], follow_symlinks, known=known)
+
+
+def scan_dirs(
+    root: Path,
+    start: list[Path],
+    follow_symlinks: bool = False,
+    listed: frozenset[Path] | None = None,
+    known: Known | None = None,
+) -> Iterator[Discovered]:
+    """The transcripts in ``start`` (directories under ``root``) and below them, by
+    the rules of a scan of ``root``. With ``listed``, a subdirectory in that set is
+    not walked (it is in ``start`` already, or it is not to be walked): the freshness
+    check lists the directories it knows and walks only the ones that are new."""
     fixed = root_format(root)
-    shallow = str(root) in _SHALLOW_ROOTS
-    stack = [root]
+    shallow = isinstance(root, Root) and root.shallow
+    stack = list(reversed(start))
     while stack:
         current = stack.pop()
         try:
@@ -409,13 +445,19 @@ def scan(root: Path, follow_symlinks: bool = False) -> Iterator[Discovered]:
                         walks(fixed, root, Path(entry.path))
                         and not shallow
                         and (entry.name not in skip)
+                        and (listed is None or Path(entry.path) not in listed)
                     ):
                         subdirs.append(Path(entry.path))
                     continue
                 if not entry.name.endswith((".jsonl", ".json")) and entry.name not in SOURCE_NAMES:
                     continue
                 found = discover_file(
-                    Path(entry.path), root, fixed, follow_symlinks, linked=entry.is_symlink()
+                    Path(entry.path),
+                    root,
+                    fixed,
+                    follow_symlinks,
+                    linked=entry.is_symlink(),
+                    known=known,
                 )
             except OSError:
                 continue

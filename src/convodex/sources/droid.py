@@ -32,6 +32,7 @@ from convodex.sources.base import (
     ReadResult,
     SessionInfo,
     SourceMessage,
+    Support,
     messages_at,
 )
 from convodex.sources.claude_code import parse_time
@@ -224,6 +225,13 @@ class DroidFormat(NamedResultsFormat):
     """Reader for Factory Droid logs of both dialects; rebuilt on change."""
 
     name = NAME
+    support = Support(
+        agent="Factory Droid",
+        versions="session store, `droid exec` stream-json",
+        where="`~/.factory/sessions/<cwd slug>/`; stream-json logs by content",
+        branches="linear",
+        subagents="`droid exec` runs headless",
+    )
     append_only = False
     resume: str | None = "droid --resume {id}"
     # Starts the agent with a first prompt, for ``resume --in``:

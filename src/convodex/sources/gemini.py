@@ -29,6 +29,7 @@ from convodex.sources.base import (
     SessionInfo,
     SourceFormat,
     SourceMessage,
+    Support,
     load_message,
     messages_at,
 )
@@ -65,10 +66,20 @@ class _Message(msgspec.Struct):
     ts: int | float | None = None
 
 
+class _Ident(msgspec.Struct):
+    id: str | None = None
+    type: str | None = None
+
+
+class _Set(msgspec.Struct):
+    messages: list[_Ident] | None = None
+
+
 class _LineMeta(msgspec.Struct):
     id: str | None = None
     type: str | None = None
     rewind_to: str | None = msgspec.field(default=None, name="$rewindTo")
+    set: _Set | None = msgspec.field(default=None, name="$set")
 
 
 class _Header(msgspec.Struct):
@@ -157,8 +168,19 @@ def _load(handle: BinaryIO, offset: int, length: int, index: int) -> SourceMessa
 def _jsonl_spans(path: Path, result: ReadResult, budget: Budget) -> list[tuple[int, int]]:
     order: list[str] = []
     spans: dict[str, tuple[int, int]] = {}
-    for offset, length, _, rec in decoded_lines(path, result, budget, _decode_line_meta):
-        if rec.rewind_to is not None and rec.rewind_to in spans:
+    for offset, length, body, rec in decoded_lines(path, result, budget, _decode_line_meta):
+        if rec.set is not None and rec.set.messages is not None:
+            # A snapshot of the whole transcript (Gemini CLI's loader reads it first):
+            # its messages replace what came before, each at its place in the line.
+            order, spans = [], {}
+            for n, (start, end) in enumerate(_snapshot_spans(body)):
+                meta = rec.set.messages[n] if n < len(rec.set.messages) else _Ident()
+                if meta.type in MESSAGE_TYPES:
+                    key = meta.id if meta.id is not None else f"@{offset + start}"
+                    if key not in spans:
+                        order.append(key)
+                    spans[key] = (offset + start, end - start)
+        elif rec.rewind_to is not None and rec.rewind_to in spans:
             cut = order.index(rec.rewind_to)
             for gone in order[cut:]:
                 del spans[gone]
@@ -171,10 +193,28 @@ def _jsonl_spans(path: Path, result: ReadResult, budget: Budget) -> list[tuple[i
     return [spans[k] for k in order]
 
 
+def _snapshot_spans(line: bytes) -> list[tuple[int, int]]:
+    """(start, end) in ``line`` of each element of its ``$set.messages`` array."""
+    try:
+        start = jsonspan.skip_space(line, 0)
+        found = jsonspan.member(line, start, "$set")
+        inner = jsonspan.member(line, found[0], "messages") if found else None
+        return list(jsonspan.elements(line, inner[0])) if inner else []
+    except (jsonspan.SpanError, IndexError):
+        return []
+
+
 class GeminiFormat(SourceFormat):
     """Reader for Gemini CLI chats (JSON and JSONL); rebuilt on change."""
 
     name = NAME
+    support = Support(
+        agent="Gemini CLI",
+        versions="JSON chats, JSONL 0.40",
+        where="`~/.gemini/tmp/<hash>/chats/`, every OS",
+        branches="`$rewindTo` cuts, `$set.messages` snapshots replace",
+        subagents="—",
+    )
     append_only = False
     resume: str | None = "gemini --resume {id}"
     # Starts the agent with a first prompt (`-i`: run it, stay interactive), for ``resume --in``.

@@ -52,7 +52,9 @@ from convodex.sources.base import (
     SessionInfo,
     SourceFormat,
     SourceMessage,
+    Support,
 )
+from convodex.sources.claude_code import parse_time
 from convodex.sources.jsonl import error_class
 from convodex.sqlite import sqlite3
 from convodex.text.documents import (
@@ -74,8 +76,8 @@ _DATA_DIRS = frozenset({"snapshot", "log", "bin", "tool-output", "worktree"})
 
 
 class _Time(msgspec.Struct):
-    created: int | float | None = None
-    updated: int | float | None = None
+    created: int | float | str | None = None
+    updated: int | float | str | None = None
 
 
 class _Revert(msgspec.Struct):
@@ -132,7 +134,10 @@ _decode_owner = msgspec.json.Decoder(_PartOwner).decode
 _decode_revert = msgspec.json.Decoder(_Revert).decode
 
 
-def _ms(value: int | float | None) -> int | None:
+def _ms(value: int | float | str | None) -> int | None:
+    """Epoch milliseconds; some writers store an ISO 8601 string instead."""
+    if isinstance(value, str):
+        return parse_time(value)
     return int(value) if value is not None else None
 
 
@@ -444,6 +449,13 @@ class OpenCodeFormat(SourceFormat):
     """Reader for OpenCode's database and JSON tree; rebuilt on any change."""
 
     name = NAME
+    support = Support(
+        agent="OpenCode",
+        versions="JSON tree 0.x, `opencode.db`",
+        where="`$XDG_DATA_HOME/opencode` (`~/.local/share/opencode`, macOS too)",
+        branches="reverts hide later messages",
+        subagents="child sessions (`parentID`)",
+    )
     append_only = False
     resume: str | None = "opencode --session {id}"
     # Starts the agent with a first prompt, for ``resume --in``:

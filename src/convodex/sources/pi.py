@@ -28,6 +28,7 @@ from convodex.sources.base import (
     SessionInfo,
     SourceFormat,
     SourceMessage,
+    Support,
     load_message,
     messages_at,
 )
@@ -76,7 +77,23 @@ class _Info(msgspec.Struct):
     name: str | None = None
 
 
+class _Call(msgspec.Struct):
+    type: str | None = None
+    id: str | None = None
+
+
+class _CallMessage(msgspec.Struct):
+    content: list[_Call] | str | None = None
+
+
+class _Calls(msgspec.Struct):
+    """An entry's tool-call ids: OpenClaw's tool results name the call as parent."""
+
+    message: _CallMessage | None = None
+
+
 _decode_meta = msgspec.json.Decoder(_Meta).decode
+_decode_calls = msgspec.json.Decoder(_Calls).decode
 _decode_entry = msgspec.json.Decoder(_Entry).decode
 _decode_info = msgspec.json.Decoder(_Info).decode
 
@@ -94,7 +111,8 @@ def _chain(path: Path, result: ReadResult, budget: Budget) -> list[_Node]:
     nodes: dict[str, _Node] = {}
     linear: list[_Node] = []
     leaf: str | None = None
-    for offset, length, _, meta in decoded_lines(path, result, budget, _decode_meta):
+    calls: dict[str, str] = {}  # tool-call id -> the entry that made the call
+    for offset, length, body, meta in decoded_lines(path, result, budget, _decode_meta):
         if meta.type == HEADER:
             continue
         node = _Node(meta.parentId, offset, length, meta.type == "message")
@@ -103,7 +121,23 @@ def _chain(path: Path, result: ReadResult, budget: Budget) -> list[_Node]:
             continue
         nodes.setdefault(meta.id, node)
         leaf = meta.id
+        if b'"toolCall"' in body:
+            calls.update((call_id, meta.id) for call_id in _call_ids(body))
+    for node in nodes.values():
+        if node.parent is not None and node.parent not in nodes:
+            node.parent = calls.get(node.parent, node.parent)  # a parent named by its call
     return linear + [nodes[key] for key in chain_to(nodes, leaf)]
+
+
+def _call_ids(body: bytes) -> list[str]:
+    try:
+        content = _decode_calls(body).message
+    except (msgspec.DecodeError, RecursionError):
+        return []
+    blocks = content.content if content is not None else None
+    if not isinstance(blocks, list):
+        return []
+    return [b.id for b in blocks if b.type == "toolCall" and b.id]
 
 
 def _message(entry: _Entry, offset: int, length: int, index: int) -> SourceMessage | None:
@@ -139,6 +173,13 @@ class PiFormat(SourceFormat):
     """Reader for Pi sessions; rebuilt on change (a new branch moves the leaf)."""
 
     name = NAME
+    support = Support(
+        agent="Pi",
+        versions="sessions before v3, v3",
+        where="`~/.pi/agent/sessions/<cwd>/` (`$PI_CODING_AGENT_DIR`)",
+        branches="the chain to the entry written last",
+        subagents="—",
+    )
     append_only = False
     resume: str | None = "pi --session {id}"
     # Starts the agent with a first prompt (`pi [messages...]`), for ``resume --in``.

@@ -38,6 +38,7 @@ from convodex.sources.base import (
     SessionInfo,
     SourceFormat,
     SourceMessage,
+    Support,
     load_message,
     messages_at,
 )
@@ -265,6 +266,13 @@ class QwenFormat(SourceFormat):
     """Reader for Qwen Code chats; rebuilt on change (a rewind moves the branch)."""
 
     name = NAME
+    support = Support(
+        agent="Qwen Code",
+        versions="0.14–0.21",
+        where="`~/.qwen/projects/*/chats/` (`$QWEN_HOME`), legacy `~/.qwen/tmp/*/chats/`",
+        branches="the chain to the last record (rewinds)",
+        subagents="in-file sidechains, apart",
+    )
     append_only = False
     resume: str | None = "qwen --resume {id}"
     # Starts the agent with a first prompt, for ``resume --in``:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
+from pathlib import Path, PosixPath, WindowsPath
 
 from convodex import config
 from convodex.errors import ConfigError, SourceError
@@ -26,9 +26,35 @@ CLINE_EXTENSIONS = {
     "roo_code": "rooveterinaryinc.roo-cline",
     "kilo_code": "kilocode.kilo-code",
 }
-# ``--root PATH:format`` overrides, by resolved root path (process-local, set by
-# ``resolve_root``; the indexer scans roots by path only).
-_ROOT_FORMATS: dict[str, str] = {}
+
+if sys.platform == "win32":
+    _PlatformPath = WindowsPath
+else:
+    _PlatformPath = PosixPath
+
+
+class Root(_PlatformPath):
+    """A root: its resolved path, and what was declared for it when it was resolved.
+
+    ``format``: the format every file under it has (``--root PATH:format``, an
+    agent's own root), ``None`` to detect per file; ``shallow``: scanned without
+    descending (a workspace directory holding an Aider history). Resolved once
+    (``resolve_root``) and carried as a value: discovery keeps no table of roots,
+    and the catalog stores the declared format with the root (a helper process, a
+    hint or a reindex that names the root by path alone finds it there). A path
+    derived from a root (``root / name``, ``root.parent``) is a plain ``Root`` with
+    nothing declared.
+    """
+
+    format: str | None = None
+    shallow: bool = False
+
+
+def declared(path: str | os.PathLike[str], fmt: str | None, shallow: bool = False) -> Root:
+    """A root value with its declared format (see ``Root``)."""
+    root = Root(path)
+    root.format, root.shallow = fmt, shallow
+    return root
 
 
 def vscode_user_dir(app: str, platform: str | None = None) -> Path:
@@ -70,7 +96,15 @@ def agent_roots() -> list[tuple[Path, str]]:
         (home / ".factory" / "sessions", "droid"),
         (pi_dir / "sessions", "pi"),
         (home / ".cline" / "data", "cline"),  # CLI sessions/ and tasks/
+        (home / ".trae" / "cli" / "sessions", "trae"),
+        (home / ".trae" / "cli" / "archived_sessions", "trae"),
+        (home / ".iflow" / "projects", "iflow"),
+        (Path(os.environ.get("VIBE_HOME") or home / ".vibe") / "logs" / "session", "mistral_vibe"),
     ]
+    openclaw = os.environ.get("OPENCLAW_STATE_DIR")
+    claws = [Path(openclaw)] if openclaw else []
+    claws += [home / ".openclaw", home / ".clawdbot", home / ".moltbot"]
+    roots += [(claw / "agents", "openclaw") for claw in dict.fromkeys(claws)]
     for app in EXTENSION_HOSTS:
         user = vscode_user_dir(app)
         if app in VSCODE_APPS:
@@ -123,23 +157,29 @@ def split_root(spec: str | os.PathLike[str]) -> tuple[str, str | None]:
     return text, None
 
 
-def resolve_root(path: str | os.PathLike[str], *, must_exist: bool = True) -> Path:
-    """A root path; ``PATH:format`` also records that format for every file under it."""
+def resolve_root(path: str | os.PathLike[str], *, must_exist: bool = True) -> Root:
+    """A root value: the path resolved, and the format ``PATH:format`` declares for
+    every file under it (else the agent root's it lies in, else none)."""
     spec, fmt = split_root(path)
     root = Path(spec).expanduser()
     root = root.resolve() if root.exists() else Path(os.path.abspath(root))
     if must_exist and not root.is_dir():
         raise SourceError(str(root), "root is not a directory")
-    if fmt is not None:
-        _ROOT_FORMATS[str(root)] = fmt
-    return root
+    if isinstance(path, Root) and fmt is None:
+        return declared(root, path.format, path.shallow)
+    return declared(root, fmt or agent_format(root))
+
+
+def agent_format(root: Path) -> str | None:
+    """The format of the agent root ``root`` lies in: the most specific wins (a Cline
+    extension's folder lies inside the Cursor editor's globalStorage)."""
+    found = [(path, fmt) for path, fmt in agent_roots() if root.is_relative_to(path)]
+    return max(found, key=lambda item: len(item[0].parts))[1] if found else None
 
 
 def root_format(root: Path) -> str | None:
-    """The format every file under ``root`` has: an override, or a known agent root."""
-    if str(root) in _ROOT_FORMATS:
-        return _ROOT_FORMATS[str(root)]
-    # The most specific agent root wins: a Cline extension's folder lies inside the
-    # Cursor editor's globalStorage.
-    found = [(path, fmt) for path, fmt in agent_roots() if root.is_relative_to(path)]
-    return max(found, key=lambda item: len(item[0].parts))[1] if found else None
+    """The format every file under ``root`` has: the one declared with it, else a
+    known agent root's."""
+    if isinstance(root, Root) and root.format is not None:
+        return root.format
+    return agent_format(root)

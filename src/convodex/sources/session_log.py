@@ -21,6 +21,7 @@ from convodex.sources.base import (
     SessionInfo,
     SourceFormat,
     SourceMessage,
+    Support,
     open_source,
 )
 from convodex.sources.jsonl import error_class, glued, tolerant
@@ -268,6 +269,13 @@ class SessionLogFormat(SourceFormat):
     """Reader for the native session log."""
 
     name = NAME
+    support = Support(
+        agent="convodex session log",
+        versions="1",
+        where="`$CONVODEX_HOME/sessions`",
+        branches="append-only: every record",
+        subagents="`subagents/<ref>.jsonl` with a `.meta.json` naming the parent",
+    )
     resume: str | None = None
 
     def read(self, path: Path, result: ReadResult, budget: Budget) -> Iterator[SourceMessage]:
