@@ -179,21 +179,6 @@ class FirstFrame:
             data = data[os.write(2, data) :]
 
 
-def terminal_size(default: tuple[int, int] = (80, 24)) -> tuple[int, int]:
-    """The size of the terminal the picker draws on: its standard error's (where Textual
-    writes), else its input's, else its output's. Not just standard output's, as
-    Textual asks: in ``ref=$(convodex pick --print)`` that is a pipe, and Textual drew
-    80×24 in a bigger terminal."""
-    for fd in (2, 0, 1):
-        try:
-            size = os.get_terminal_size(fd)
-        except OSError:
-            continue
-        if size.columns and size.lines:
-            return size.columns, size.lines
-    return default
-
-
 def posix_driver() -> type[Driver] | None:
     """The driver measuring the terminal it draws on (``terminal_size``) on POSIX
     systems; elsewhere Textual's own."""

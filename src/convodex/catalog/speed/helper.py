@@ -17,7 +17,7 @@ from collections.abc import Callable, Generator, Iterable
 from typing import TYPE_CHECKING
 
 from convodex.catalog.batches import Batch, PendingSource, SourceReader
-from convodex.children import leave_signals_to_parent, starting_children
+from convodex.catalog.speed.children import leave_signals_to_parent, starting_children
 from convodex.models import IndexStats
 from convodex.sources.base import Budget
 

@@ -20,9 +20,9 @@ import msgspec
 from convodex.catalog.db import Catalog, Mode, connect
 from convodex.catalog.plan import SearchRequest
 from convodex.catalog.search import Searcher
+from convodex.catalog.speed.children import leave_signals_to_parent, starting_children
 from convodex.catalog.speed.settings import Accelerators
 from convodex.catalog.speed.wing import Wing
-from convodex.children import leave_signals_to_parent, starting_children
 from convodex.models import SearchPage
 
 # The worker's searchers: alone (split across the cores) and under load (not split).
