@@ -12,11 +12,12 @@ Prints, in one run, with the machine's load beside every figure:
 - on a 1 GB native history: how long after `convodex index` starts the newest 1% of
   sessions (by file mtime) are searchable (polled from another connection for each
   session's unique `needle<n>` marker), the whole run's MB/s, catalog share, peak RSS;
+- a no-op re-index (nothing changed): whole processes, beside `python -c pass`;
 - warm in-process search latency (p50/p95) for a rare word, a common word and CJK
   beside `rg -i -l`, and the common word without its band (ranked by FTS5),
   alternately in the run.
 Usage: bench/bench_local.py [--mb 200] [--big-mb 1024] [--formats native,claude-code]
-       [--corpus DIR] [--base DIR] [--runs 30] [--no-big] [--no-search]
+       [--corpus DIR] [--base DIR] [--runs 30] [--noop-runs 7] [--no-big] [--no-search]
 """
 
 from __future__ import annotations
@@ -237,6 +238,46 @@ def bench_corpus(
     return corpus_bytes, floor, this
 
 
+def bench_noop(root: Path, base: Path | None, runs: int) -> None:
+    """A re-index with nothing changed (issue 28: <= 100 ms on 200 MB): whole `convodex
+    index` processes over a current catalog, interleaved with the base tree's and
+    `python -c pass`; the index's own seconds (its JSON) beside the process's."""
+    trees: list[tuple[str, Path | None]] = [("this", None)]
+    if base is not None:
+        trees.insert(0, ("base", base))
+    with tempfile.TemporaryDirectory(prefix="convodex-noop-") as tmp:
+        caches = {tree: Path(tmp) / tree for tree, _ in trees}
+        for tree, checkout in trees:
+            index(root, caches[tree], base=checkout)
+        wall: dict[str, list[float]] = {tree: [] for tree, _ in [*trees, ("python", None)]}
+        own: dict[str, list[float]] = {tree: [] for tree, _ in trees}
+        for _ in range(runs):
+            started = time.perf_counter()
+            subprocess.run([sys.executable, "-c", "pass"], check=True)
+            wall["python"].append(time.perf_counter() - started)
+            for tree, checkout in trees:
+                env = dict(os.environ)
+                if checkout is not None:
+                    env["PYTHONPATH"] = str(checkout / "src")
+                command = [sys.executable, "-m", "convodex", "index", "--root", str(root)]
+                command += ["--cache-dir", str(caches[tree]), "--json"]
+                started = time.perf_counter()
+                done = subprocess.run(command, env=env, capture_output=True, check=True)
+                wall[tree].append(time.perf_counter() - started)
+                stats = json.loads(done.stdout)["stats"]
+                assert stats["indexed"] == 0, "a no-op re-index indexed something"
+                own[tree].append(stats["seconds"])
+    p50 = {tree: statistics.median(values) * 1000 for tree, values in wall.items()}
+    print(f"no-op re-index ({runs} runs, p50):   load {load()}")
+    print(f"  python -c pass: {p50['python']:6.0f} ms")
+    for tree, _ in trees:
+        line = f"  {tree:4} process: {p50[tree]:6.0f} ms, the index itself "
+        line += f"{statistics.median(own[tree]) * 1000:5.0f} ms"
+        if tree == "this" and "base" in p50:
+            line += f"  | {p50['base'] / p50['this']:.2f}x faster than the base"
+        print(line + "  (target <= 100 ms on 200 MB)")
+
+
 def newest_markers(manifest: corpus.Manifest, share: float) -> list[str]:
     """The markers of the newest ``share`` of main sessions, by their file's mtime."""
     main = [p for p in manifest.main_sessions() if p.marker]
@@ -418,6 +459,7 @@ def main() -> int:
     ap.add_argument("--base", type=Path, help="an older checkout to compare with (A/B)")
     ap.add_argument("--rounds", type=int, default=1, help="index runs per case (best kept)")
     ap.add_argument("--runs", type=int, default=30, help="runs per search query")
+    ap.add_argument("--noop-runs", type=int, default=7, help="no-op re-index runs")
     ap.add_argument("--no-big", action="store_true", help="skip the large history")
     ap.add_argument("--no-search", action="store_true", help="skip search latency")
     args = ap.parse_args()
@@ -431,6 +473,7 @@ def main() -> int:
     for name in names:
         root, manifest = corpus.for_bench(args.corpus, name, args.mb, args.seed)
         bench_corpus(name if manifest else "given", root, args.base, args.rounds)
+        bench_noop(root, args.base, args.noop_runs)
         last = (root, manifest)
     if not args.no_big and args.corpus is None:
         bench_newest(args.big_mb, args.seed, args.base)

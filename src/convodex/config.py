@@ -75,6 +75,15 @@ SEARCH_SHARES = Setting(
     unit="shares",
 )
 
+PICK_FIRST_WAIT = Setting(
+    "pick_first_wait",
+    "CONVODEX_PICK_FIRST_WAIT_MS",
+    1000,
+    "How long `pick` keeps its first frame up for a slow first search before loading the "
+    "full-screen app (which then shows the results itself).",
+    unit="milliseconds",
+)
+
 SERVICE_IDLE_SECONDS = Setting(
     "service_idle_seconds",
     "CONVODEX_SERVICE_IDLE_SECONDS",

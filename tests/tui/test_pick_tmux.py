@@ -3,65 +3,18 @@ you type, and Enter hands the terminal to the session's agent (a stub on PATH)."
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
-import shutil
-import subprocess
-import sys
 import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import pytest
-
-from helpers import CliRun, as_json, write_claude_session
+from helpers import CliRun
 from stub_agents import recorded, stub_agents
+from tui.terminal import DEADLINE, Terminal, convodex_command, invoice_history, picker_env
 
-T0 = 1_767_225_600_000
-DEADLINE = 30.0
-
-
-class Terminal:
-    """One tmux session on a private server: type into it, read its screen."""
-
-    def __init__(self, socket: str, name: str) -> None:
-        self.socket = socket
-        self.name = name
-
-    def tmux(self, *args: str) -> str:
-        done = subprocess.run(
-            ["tmux", "-L", self.socket, *args], capture_output=True, text=True, timeout=10
-        )
-        return done.stdout
-
-    def screen(self) -> str:
-        return self.tmux("capture-pane", "-p", "-t", self.name)
-
-    def keys(self, *keys: str, literal: bool = False) -> None:
-        self.tmux("send-keys", "-t", self.name, *(["-l"] if literal else []), *keys)
-
-    def wait(self, check: Callable[[], bool], what: str) -> None:
-        deadline = time.monotonic() + DEADLINE
-        while not check():
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out waiting for {what}; screen:\n{self.screen()}")
-            time.sleep(0.05)
-
-
-@pytest.fixture
-def terminal(tmp_path: Path) -> Iterator[Terminal]:
-    if shutil.which("tmux") is None:
-        pytest.fail(
-            "tmux is not installed: run `sudo apt-get install tmux` (or `make test` as root)"
-        )
-    term = Terminal(f"convodex-test-{os.getpid()}-{tmp_path.name}", "pick")
-    # A session that keeps the server up, so the picker starts in a running server.
-    term.tmux("new-session", "-d", "-s", "keep", "sleep 600")
-    try:
-        yield term
-    finally:
-        term.tmux("kill-server")
+# The status line's count, however its plurals are spelled.
+HITS = re.compile(r"\b1 hits? in 1 sessions?\b")
+TWO_HITS = re.compile(r"\b2 hits in 1 sessions? · ")
 
 
 def test_pick_in_a_real_terminal(
@@ -69,51 +22,24 @@ def test_pick_in_a_real_terminal(
 ) -> None:
     workspace = tmp_path / "shop"
     workspace.mkdir()
-    root = tmp_path / "claude"
     session_id = "7e4a0000-0000-4000-8000-00000000beef"
-    write_claude_session(
-        root,
-        session_id,
-        str(workspace),
-        [
-            ("user", "why is the nightly invoice export slow?", T0),
-            ("assistant", "The invoice query scans every row; add an index on issued_at.", T0 + 1),
-        ],
-    )
-    as_json(cli("index", "--root", f"{root}:claude-code", "--json"))
+    root = invoice_history(cli, tmp_path, session_id, workspace)
     stub_env, record = stub_agents(tmp_path, "claude")
-    env = {
-        "PATH": stub_env["PATH"],
-        "STUB_RECORD": str(record),
-        "TERM": "xterm-256color",
-        "HOME": os.environ["HOME"],
-        "CONVODEX_HOME": os.environ["CONVODEX_HOME"],
-        "CONVODEX_CACHE_HOME": os.environ["CONVODEX_CACHE_HOME"],
-    }
-    command = " ".join(
-        [
-            "env",
-            *(shlex.quote(f"{k}={v}") for k, v in env.items()),
-            shlex.quote(sys.executable),
-            "-m convodex pick",
-            f"--root {shlex.quote(f'{root}:claude-code')}",
-            f"--cache-dir {shlex.quote(str(cache_dir))}",
-            "; echo picker-exit=$?; sleep 60",
-        ]
-    )
-    terminal.tmux("new-session", "-d", "-s", terminal.name, "-x", "140", "-y", "36", command)
-    terminal.wait(lambda: "search your conversations" in terminal.screen(), "the picker")
+    env = picker_env(PATH=stub_env["PATH"], STUB_RECORD=str(record))
+    args = ["pick", "--root", root, "--cache-dir", str(cache_dir)]
+    terminal.start(convodex_command(env, args, "echo picker-exit=$?; sleep 60"))
+    terminal.ready()
 
     terminal.keys("invoice export", literal=True)
-    terminal.wait(lambda: "1 hits in 1 sessions" in terminal.screen(), "the hit")
-    assert "why is the nightly invoice export slow?" in terminal.screen()  # its title
+    screen = terminal.wait(lambda s: bool(HITS.search(s)), "the hit")
+    assert "why is the nightly invoice export slow?" in screen  # its title
     # The preview: the hit's ref, its resume command, the hit in its context.
-    terminal.wait(lambda: "claude --resume" in terminal.screen(), "the preview")
-    assert "#1 assistant" in terminal.screen()
+    screen = terminal.wait_for("claude --resume", "the preview")
+    assert "#1 assistant" in screen
 
     terminal.keys("Enter")
-    terminal.wait(record.exists, "the agent to start")
-    terminal.wait(lambda: "picker-exit=0" in terminal.screen(), "the picker to hand over")
+    terminal.wait(lambda _: record.exists(), "the agent to start")
+    terminal.wait_for("picker-exit=0", "the picker to hand over")
     assert recorded(record) == {"argv": ["--resume", session_id], "cwd": str(workspace)}
 
 
@@ -133,6 +59,18 @@ def row_writes(stream: str) -> list[tuple[int, str]]:
     ]
 
 
+def recorded_frames(record: Path, height: int) -> str:
+    """What the terminal was sent, once it holds Textual's whole first frame."""
+    deadline = time.monotonic() + DEADLINE
+    while True:
+        stream = record.read_text("utf-8", "replace") if record.exists() else ""
+        started = stream.find(TEXTUAL_STARTED)
+        if started >= 0 and len(row_writes(stream[started:])) >= height:
+            return stream
+        assert time.monotonic() < deadline, "timed out waiting for Textual's first frame"
+        time.sleep(0.05)
+
+
 def replayed(
     terminal: Terminal, tmp_path: Path, name: str, output: str, size: tuple[int, int]
 ) -> list[str]:
@@ -149,14 +87,10 @@ def replayed(
         str(width),
         "-y",
         str(height),
-        f"cat {path}; sleep 60",
+        f"cat {path}; tmux -L {terminal.socket} wait-for -S {name}; sleep 60",
     )
-
-    def screen() -> str:
-        return terminal.tmux("capture-pane", "-p", "-e", "-t", name)
-
-    terminal.wait(lambda: "hits in" in screen(), f"the {name} replay")
-    return screen().splitlines()
+    terminal.tmux("wait-for", name)  # until the whole of it is written
+    return terminal.tmux("capture-pane", "-p", "-e", "-t", name).splitlines()
 
 
 def test_first_results_before_textual_and_a_handover_without_flicker(
@@ -164,45 +98,20 @@ def test_first_results_before_textual_and_a_handover_without_flicker(
 ) -> None:
     """`convodex pick QUERY` draws its results before Textual has loaded; Textual's
     first frame then repeats them row for row, and nothing blanks the screen between."""
-    root = tmp_path / "claude"
-    write_claude_session(
-        root,
-        "7e4a0000-0000-4000-8000-00000000cafe",
-        str(tmp_path),
-        [
-            ("user", "why is the nightly invoice export slow?", T0),
-            ("assistant", "The invoice query scans every row; add an index.", T0 + 1),
-        ],
-    )
-    as_json(cli("index", "--root", f"{root}:claude-code", "--json"))
-    env = {
-        "TERM": "xterm-256color",
-        "HOME": os.environ["HOME"],
-        "CONVODEX_HOME": os.environ["CONVODEX_HOME"],
-        "CONVODEX_CACHE_HOME": os.environ["CONVODEX_CACHE_HOME"],
-    }
+    root = invoice_history(cli, tmp_path, "7e4a0000-0000-4000-8000-00000000cafe", tmp_path)
+    # The first frame waits for the first search however slow a busy machine makes it.
+    env = picker_env(CONVODEX_PICK_FIRST_WAIT_MS="120000")
     width, height = 120, 30
     record = tmp_path / "terminal.out"
-    command = " ".join(
-        [
-            f"tmux -L {terminal.socket} wait-for go;",  # until the recording runs
-            "env",
-            *(shlex.quote(f"{k}={v}") for k, v in env.items()),
-            shlex.quote(sys.executable),
-            "-m convodex pick invoice",
-            f"--root {shlex.quote(f'{root}:claude-code')}",
-            f"--cache-dir {shlex.quote(str(cache_dir))}",
-            "; echo picker-exit=$?; stty -a; sleep 60",
-        ]
-    )
-    terminal.tmux(
-        "new-session", "-d", "-s", terminal.name, "-x", str(width), "-y", str(height), command
-    )
+    args = ["pick", "invoice", "--root", root, "--cache-dir", str(cache_dir)]
+    command = convodex_command(env, args, "echo picker-exit=$?; stty -a; sleep 60")
+    # Until the recording runs.
+    terminal.start(f"tmux -L {terminal.socket} wait-for go; {command}", (width, height))
     terminal.tmux("pipe-pane", "-t", terminal.name, "-o", f"cat > {shlex.quote(str(record))}")
     terminal.tmux("wait-for", "-S", "go")
-    terminal.wait(lambda: "esc Quit" in terminal.screen(), "Textual to take over")
-    assert "2 hits in 1 sessions" in terminal.screen()
-    stream = record.read_text("utf-8", "replace")
+    terminal.ready()
+    terminal.wait(lambda s: bool(TWO_HITS.search(s)), "the hits")
+    stream = recorded_frames(record, height)
 
     assert stream.count("\x1b[?1049h") == 1  # the first frame's: Textual does not re-enter
     started = stream.index(TEXTUAL_STARTED)
@@ -212,7 +121,7 @@ def test_first_results_before_textual_and_a_handover_without_flicker(
     assert [row for row, _ in textual] == list(range(1, height + 1)), "a full first frame"
     # The first frame had the results: the hit, its session, the status line.
     assert any("#1 assistant_text: The invoice query scans" in text for text in drawn.values())
-    assert drawn[height - 1].startswith(" 2 hits in 1 sessions · ")
+    assert TWO_HITS.match(drawn[height - 1].lstrip())
     # Textual's first frame shows the same rows; the footer comes after (it was blank).
     for row, text in textual[:-1]:
         assert text == drawn[row], f"row {row}:\nfirst frame |{drawn[row]}|\ntextual     |{text}|"
@@ -227,7 +136,7 @@ def test_first_results_before_textual_and_a_handover_without_flicker(
     assert ours[: height - 1] == theirs[: height - 1]
 
     terminal.keys("Escape")
-    terminal.wait(lambda: "picker-exit=0" in terminal.screen(), "the picker to quit")
+    screen = terminal.wait(lambda s: "picker-exit=0" in s and "icanon" in s, "the picker to quit")
     # The terminal's own settings are back: it echoes and reads lines again.
-    settings = terminal.screen().split("picker-exit=0", 1)[1]
+    settings = screen.split("picker-exit=0", 1)[1]
     assert re.search(r"(?<![-\w])echo(?!\w)", settings) and re.search(r"(?<![-\w])icanon", settings)

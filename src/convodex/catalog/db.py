@@ -26,6 +26,7 @@ from typing import Literal
 import msgspec
 
 from convodex import config
+from convodex.catalog import shutdown
 from convodex.catalog.migrations import MIGRATIONS
 from convodex.errors import CatalogError
 from convodex.models import Progress
@@ -68,6 +69,9 @@ class Catalog(msgspec.Struct):
     # The last progress this connection computed, and what it was computed for
     # (``search.progress``): kept until anything is committed.
     progress_kept: tuple[tuple[object, ...], Progress] | None = None
+    # This process has the file open for writing (``shutdown``): removed on close, a
+    # mark left behind tells the next open that this process died with it open.
+    mark: shutdown.OpenMark | None = None
 
     @property
     def writable(self) -> bool:
@@ -84,6 +88,8 @@ class Catalog(msgspec.Struct):
     def close(self) -> None:
         self.close_spares()
         self.db.close()
+        if self.mark is not None:
+            self.mark.close()
 
     def close_spares(self) -> None:
         while self.spares:
@@ -105,13 +111,15 @@ class Catalog(msgspec.Struct):
             yield db
 
     def verify(self) -> None:
-        """Quick-check a file the open did not (it was over ``QUICK_CHECK_MAX_BYTES``),
-        once: damage raises the corruption error ``recover`` answers."""
+        """Quick-check a file the open did not when one is due (``shutdown``: never
+        checked or replaced since, a writer died with it open, or the periodic one),
+        once: damage raises the corruption error ``recover`` answers. Otherwise a
+        no-op ``index`` would read every page of the catalog each run."""
         if self.checked or self.path is None or not self.writable:
             return
         with self.lock:
-            if not _check(self.db, "quick_check"):
-                raise sqlite3.DatabaseError("database disk image is malformed (quick_check)")
+            if shutdown.check_due(self.path) is not None:
+                quick_check(self.db, self.path)
             self.checked = True
 
     def recover(self, generation: int) -> bool:
@@ -139,6 +147,7 @@ class Catalog(msgspec.Struct):
             except CatalogError as exc:
                 fresh = open_memory_catalog(str(exc))
             self.db, self.path, self.mode = fresh.db, fresh.path, fresh.mode
+            self.mark = self.mark or fresh.mark  # one mark a process: the same file
             self.inode = fresh.inode
             self.checked, self.note = fresh.checked, fresh.note
             self.quarantined = fresh.quarantined or moved or self.quarantined
@@ -502,6 +511,15 @@ def _check(db: sqlite3.Connection, pragma: str) -> bool:
     return len(rows) == 1 and rows[0][0] == "ok"
 
 
+def quick_check(db: sqlite3.Connection, path: Path) -> None:
+    """Read every page; damage raises the error ``recover`` answers, a sound file is
+    stamped (and the marks of writers that died with it open are dropped)."""
+    stale = shutdown.unclean(path)
+    if not _check(db, "quick_check"):
+        raise sqlite3.DatabaseError("database disk image is malformed (quick_check)")
+    shutdown.checked(path, stale)
+
+
 def open_file(path: Path, *, check: bool = False) -> Catalog:
     """Open (creating if needed) a writable catalog file: pragmas, migrations, checks.
 
@@ -519,17 +537,23 @@ def open_file(path: Path, *, check: bool = False) -> Catalog:
             db.execute("PRAGMA auto_vacuum = INCREMENTAL")  # takes effect on a new file only
             db.execute("PRAGMA journal_mode = WAL")
             db.execute("PRAGMA synchronous = NORMAL")
-            if check and not _check(db, "quick_check"):
-                raise sqlite3.DatabaseError("database disk image is malformed (quick_check)")
+            # A new file is sound; after an unclean shutdown the open checks (L20).
+            fresh = int(db.execute("PRAGMA page_count").fetchone()[0]) == 0
+            check = check or (not fresh and bool(shutdown.unclean(path)))
+            if check:
+                quick_check(db, path)
             migrate(db)
+            if fresh:
+                shutdown.checked(path)
             inode = os.stat(path).st_ino
+            mark = shutdown.OpenMark(path)
         except BaseException:
             db.close()
             raise
     finally:
         os.umask(old_umask)
     _private_files(path)
-    return Catalog(db, path, "disk", checked=check, inode=inode)
+    return Catalog(db, path, "disk", checked=check or fresh, inode=inode, mark=mark)
 
 
 def open_degraded(path: Path, version: int) -> Catalog:

@@ -40,7 +40,7 @@ from convodex.catalog.rowids import (
 from convodex.catalog.split import usable_cpus
 from convodex.models import IndexStats
 from convodex.sources.base import Budget
-from convodex.sources.discover import Discovered, describe, discover_file, scan
+from convodex.sources.discover import Discovered, describe, discover_file, remember, scan
 from convodex.sources.roots import Root, declared, root_format
 from convodex.sqlite import is_busy, sqlite3
 
@@ -266,6 +266,12 @@ class Indexer:
         Returns the root id. Sources not seen by this (completed) scan are removed.
         """
         root_id, root = self.stored_root(root)
+        # Files this root's sources already are keep their format: nothing is sniffed.
+        for path, inode, fmt in self.catalog.db.execute(
+            "SELECT path, inode, format FROM sources WHERE root_id = ? AND inode IS NOT NULL",
+            (root_id,),
+        ):
+            remember(path, inode, fmt)
         # Listing only: no transcript is read. Newest first, as they will be indexed:
         # new sources get ids (and so document rowids) in the order they are read, so
         # inserts append to the catalog's B-trees rather than split their pages.

@@ -19,9 +19,6 @@ if TYPE_CHECKING:
     from convodex.tui.screen import FirstFrame
     from convodex.tui.state import Filters, FirstLook
 
-# How long a slow first search keeps Textual from loading (it then shows the results).
-FIRST_WAIT = 1.0
-
 
 @click.command(context_settings={"ignore_unknown_options": True})
 @click.argument("words", nargs=-1)
@@ -55,7 +52,7 @@ def pick(
     Markdown, y copies its resume command, Esc quits and prints nothing. Ctrl-T cycles
     the agent, Ctrl-P toggles this project, Ctrl-O the order, Ctrl-F the kinds.
     """
-    from convodex.tui.screen import early_screen
+    from convodex.tui.screen import early_screen, posix_driver
 
     query = " ".join(words)
     # The search box at once, before the catalog's modules load.
@@ -95,6 +92,8 @@ def pick(
                     service.roots = roots_or_defaults(())
                 service.start()
 
+            if not no_index:
+                helpers_can_start()
             from convodex.tui.picker import Picker
 
             app = Picker(
@@ -107,7 +106,7 @@ def pick(
                 pool=pool,
                 first=first,
                 start=start_indexing,
-                driver_class=screen.driver_class() if screen is not None else None,
+                driver_class=screen.driver_class() if screen is not None else posix_driver(),
             )
             try:
                 outcome = app.run()
@@ -126,16 +125,33 @@ def pick(
             carry_out(service, outcome.action, hit.ref, cache_dir)
 
 
+def helpers_can_start() -> None:
+    """Start multiprocessing's resource tracker now, while stderr is the terminal.
+
+    Background indexing of a big history reads in a helper process, and the first one
+    starts the tracker, handing it this process's stderr; under Textual that is a
+    capture without a file descriptor (-1), the start fails and the scan with it
+    (only the rescan a minute later retried, on the path that failed already).
+    """
+    from multiprocessing import resource_tracker
+
+    try:
+        resource_tracker.ensure_running()
+    except OSError:
+        pass  # the indexer reads in this process instead
+
+
 def show_first_results(
     screen: FirstFrame, first: Future[FirstLook], query: str, filters: Filters
 ) -> None:
     """The whole picker with the first results, drawn as soon as they are in (by the
     search thread); Textual loads once they are on screen (loading it meanwhile would
-    slow the drawing down), or after FIRST_WAIT seconds of a slow search: it then
-    shows them itself."""
+    slow the drawing down), or after ``config.PICK_FIRST_WAIT`` of a slow search: it
+    then shows them itself."""
     import os
     import threading
 
+    from convodex import config
     from convodex.tui.first_frame import Frame
     from convodex.tui.state import settled
 
@@ -152,7 +168,7 @@ def show_first_results(
             drawn.set()
 
     first.add_done_callback(draw)
-    drawn.wait(FIRST_WAIT)
+    drawn.wait(config.PICK_FIRST_WAIT.value() / 1000)
 
 
 def carry_out(service: HistoryService, action: str, ref: str, cache_dir: Path | None) -> None:

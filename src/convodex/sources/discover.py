@@ -23,10 +23,11 @@ or device, a file whose first record breaks detection (``discover_file``).
 
 from __future__ import annotations
 
-import functools
+import collections
 import os
 import re
 import stat
+import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -200,14 +201,48 @@ _LAYOUT_MARKERS = _layout_markers()
 _LAYOUT_FORMATS = tuple(FORMATS)
 
 
+class _Sniffed:
+    """Sniffed formats by (path, inode), the most recent ``SNIFF_CACHE_FILES`` kept."""
+
+    def __init__(self, keep: int) -> None:
+        self._keep = keep
+        self._formats: collections.OrderedDict[tuple[str, int], str | None] = (
+            collections.OrderedDict()
+        )
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, int]) -> tuple[bool, str | None]:
+        with self._lock:
+            if key not in self._formats:
+                return False, None
+            self._formats.move_to_end(key)
+            return True, self._formats[key]
+
+    def put(self, key: tuple[str, int], fmt: str | None) -> None:
+        with self._lock:
+            self._formats[key] = fmt
+            self._formats.move_to_end(key)
+            while len(self._formats) > self._keep:
+                self._formats.popitem(last=False)
+
+
+_SNIFFED = _Sniffed(SNIFF_CACHE_FILES)
+
+
+def remember(path: str, inode: int, fmt: str) -> None:
+    """The format a catalog already knows for this file (by path and inode): a scan
+    then reads nothing of it, only its stat (a no-op ``index`` lists and stats)."""
+    _SNIFFED.put((path, inode), fmt)
+
+
 def sniff(path: Path, inode: int) -> str | None:
     """The format of a file by its first record (cached per path and inode)."""
-    return _sniff_cached(str(path), inode)
-
-
-@functools.lru_cache(maxsize=SNIFF_CACHE_FILES)
-def _sniff_cached(path: str, inode: int) -> str | None:
-    return _sniff(Path(path))
+    key = (str(path), inode)
+    known, fmt = _SNIFFED.get(key)
+    if not known:
+        fmt = _sniff(path)
+        _SNIFFED.put(key, fmt)
+    return fmt
 
 
 def _sniff(path: Path) -> str | None:

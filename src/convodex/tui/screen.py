@@ -155,11 +155,11 @@ class FirstFrame:
 
     def driver_class(self) -> type[Driver]:
         """Textual's Linux driver, taking the screen over from this frame."""
-        from textual.drivers.linux_driver import LinuxDriver
+        from convodex.tui.driver import TerminalDriver
 
         first = self
 
-        class HandoverDriver(LinuxDriver):
+        class HandoverDriver(TerminalDriver):
             def write(self, data: str) -> None:
                 if data == ENTER_ALTERNATE and first.take_over():
                     return  # already there: entering again may clear the screen
@@ -178,6 +178,31 @@ class FirstFrame:
         data = text.encode("utf-8")
         while data:
             data = data[os.write(2, data) :]
+
+
+def terminal_size(default: tuple[int, int] = (80, 24)) -> tuple[int, int]:
+    """The size of the terminal the picker draws on: its standard error's (where Textual
+    writes), else its input's, else its output's. Not just standard output's, as
+    Textual asks: in ``ref=$(convodex pick --print)`` that is a pipe, and Textual drew
+    80×24 in a bigger terminal."""
+    for fd in (2, 0, 1):
+        try:
+            size = os.get_terminal_size(fd)
+        except OSError:
+            continue
+        if size.columns and size.lines:
+            return size.columns, size.lines
+    return default
+
+
+def posix_driver() -> type[Driver] | None:
+    """The driver measuring the terminal it draws on (``terminal_size``) on POSIX
+    systems; elsewhere Textual's own."""
+    if os.name != "posix":
+        return None
+    from convodex.tui.driver import TerminalDriver
+
+    return TerminalDriver
 
 
 @contextmanager

@@ -89,8 +89,10 @@ def ask(catalog: str, kind: str, fields: list[bytes], uid: int | None = None) ->
     return answer[1:]
 
 
-# Commands a service runs as the CLI would; others never ask it.
-SHORT_COMMANDS = frozenset({"search", "show", "recent", "recall"})
+# Commands a service runs as the CLI would; others never ask it. A command joins only
+# once it reads the client's directory, terminal and stdin through warm.context (a
+# command that read os.getcwd() would answer for the service's directory).
+SHORT_COMMANDS = frozenset({"search", "show"})
 
 
 def cache_root_of(args: list[str]) -> str | None:
