@@ -261,7 +261,7 @@ HISTORY_ITEM = "history_item.json"
 def _history_item(task_dir: Path) -> _HistoryItem | None:
     """The task's entry: Roo Code's ``history_item.json`` beside it, else the
     extension's task index (``state/taskHistory.json``)."""
-    own = _read_json(task_dir / HISTORY_ITEM, _decode_history_item)
+    own: _HistoryItem | None = _read_json(task_dir / HISTORY_ITEM, _decode_history_item)
     if own is not None:
         return own
     index = task_dir.parent.parent / "state" / "taskHistory.json"
