@@ -51,6 +51,8 @@ import corpus
 from bench_local import parse_floor, transcripts
 from convodex.catalog.db import open_catalog
 from convodex.catalog.indexer import Indexer
+from convodex.catalog.speed.settings import Accelerators
+from convodex.catalog.speed.wing import Wing
 from convodex.sources.roots import resolve_root
 from convodex.sqlite import sqlite3
 
@@ -130,8 +132,10 @@ def index(root: Path, agent: str, cache: Path) -> tuple[float, int]:
     resolved = resolve_root(f"{root}:{agent}")
     with open_catalog(cache) as catalog:
         started = time.perf_counter()
-        stats = Indexer(catalog).run([resolved])
+        speed = Wing(Accelerators.from_config())  # as `convodex index` runs
+        stats = Indexer(catalog, speed=speed).run([resolved])
         seconds = time.perf_counter() - started
+        speed.close()
     if stats.failed:
         raise SystemExit(f"error: {stats.failed} sources of {root} failed to index")
     return seconds, stats.messages
@@ -142,7 +146,7 @@ def profile(root: Path, agent: str, cache: Path, top: int) -> None:
     resolved = resolve_root(f"{root}:{agent}")
     profiler = cProfile.Profile()
     with open_catalog(cache) as catalog:
-        indexer = Indexer(catalog, helper_process=False)  # reading and committing here
+        indexer = Indexer(catalog)  # no helper process: reading and committing here
         profiler.runcall(indexer.run, [resolved])
     stats = pstats.Stats(profiler, stream=sys.stdout)
     stats.sort_stats("tottime").print_stats(top)

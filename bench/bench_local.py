@@ -364,10 +364,12 @@ def bench_search(root: Path, manifest: corpus.Manifest | None, runs: int) -> Non
     """Warm in-process search latency on a fresh catalog of ``root``, at ``--limit 50``
     and ``--limit 200`` (issue 14: the larger page costs at most twice the smaller);
     the common word also without its band (``bands``), alternately in the run."""
-    from convodex.catalog import bands
     from convodex.catalog.db import open_catalog
     from convodex.catalog.plan import SearchRequest
     from convodex.catalog.search import Searcher
+    from convodex.catalog.speed import bands
+    from convodex.catalog.speed.settings import Accelerators
+    from convodex.catalog.speed.wing import Wing
 
     queries = {
         "rare": manifest.rare_word() if manifest else "needle1",
@@ -382,7 +384,12 @@ def bench_search(root: Path, manifest: corpus.Manifest | None, runs: int) -> Non
         with open_catalog(cache) as catalog:
             banded = ", ".join(sorted(bands.stored(catalog.db))) or "none"
             print(f"words with a band (bands.py): {banded}")
-            searcher = Searcher(catalog)
+            speed = Wing(Accelerators.from_config())
+            searchers = {
+                True: Searcher(catalog, speed=speed),
+                False: Searcher(catalog, speed=speed.using(bands=False)),
+            }
+            searcher = searchers[True]
             for name, query in queries.items():
                 requests = {limit: SearchRequest(query=query, limit=limit) for limit in LIMITS}
                 ways = [(name, True)]
@@ -393,14 +400,13 @@ def bench_search(root: Path, manifest: corpus.Manifest | None, runs: int) -> Non
                 for _ in range(runs):  # the two limits alternately: drifts hit both
                     for limit, request in requests.items():
                         for label, banded_way in ways:
-                            bands.ENABLED = banded_way
                             t = time.perf_counter()
-                            page = searcher.search(request)
+                            page = searchers[banded_way].search(request)
                             latency.setdefault((label, limit), []).append(
                                 (time.perf_counter() - t) * 1000
                             )
                             counts[(label, limit)] = len(page.hits)
-                bands.ENABLED = True
+            speed.close()
     rg = shutil.which("rg")
     misses = []
     for name in ("rare", "common", "cjk"):

@@ -27,11 +27,13 @@ from pathlib import Path
 import msgspec
 
 import corpus
-from convodex.catalog import bands, split
 from convodex.catalog.db import open_catalog
 from convodex.catalog.indexer import Indexer
 from convodex.catalog.plan import SearchRequest
-from convodex.catalog.search import RANKED, Searcher
+from convodex.catalog.search import Searcher
+from convodex.catalog.speed import bands
+from convodex.catalog.speed.settings import Accelerators
+from convodex.catalog.speed.wing import Wing
 from convodex.sources.roots import resolve_root
 
 TARGET_FIRST_PAGE_P95_MS = 30.0
@@ -58,7 +60,7 @@ def first_pages(searcher: Searcher, request: SearchRequest, runs: int) -> tuple[
 
 def walk(searcher: Searcher, request: SearchRequest) -> tuple[int, int, float]:
     """(hits, sessions, seconds) of paging through every hit, 200 at a time."""
-    RANKED._lists.clear()  # a cold walk: the ordered list is built once, in the timing
+    searcher.speed.clear_caches()  # a cold walk: the ordered list is built once, in the timing
     started = time.perf_counter()
     cursor: str | None = None
     hits = 0
@@ -84,7 +86,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="convodex-bench-query-") as tmp:
         with open_catalog(Path(tmp)) as catalog:
             started = time.perf_counter()
-            stats = Indexer(catalog).run([resolve_root(f"{index_root}:claude-code")])
+            speed = Wing(Accelerators.from_config())
+            stats = Indexer(catalog, speed=speed).run([resolve_root(f"{index_root}:claude-code")])
             size = stats.bytes_read / 1e6
             print(
                 f"corpus: {root} ({size:.1f} MB, {stats.indexed} sources) "
@@ -102,14 +105,17 @@ def main() -> int:
             since = datetime.fromtimestamp(median_at / 1000).date().isoformat()
             name = project.rstrip("/").rsplit("/", 1)[-1]
             print(f"filters: project {name!r} ({project}); since {since} (the median message)")
-            searcher = Searcher(catalog)
+            searcher = Searcher(catalog, speed=speed)
+            # The same wing without bands, and without the split besides.
+            no_band = Searcher(catalog, speed=speed.using(bands=False))
+            one_share = Searcher(catalog, speed=speed.using(bands=False, shares=1))
             queries = {"rare": rare, "common": "the", "phrase": '"return the"', "cjk": "迁移"}
             filters: dict[str, dict[str, object]] = {
                 "": {},
                 "+project": {"projects": (name,)},
                 "+since": {"since": since},
             }
-            shares = split.shares(catalog)
+            shares = speed.settings.shares
             banded = ", ".join(sorted(bands.stored(db))) or "none"
             print(f"\nwords with a band (bands.py): {banded}")
             print(
@@ -127,11 +133,8 @@ def main() -> int:
                         request = msgspec.structs.replace(
                             SearchRequest(query=query, sort=sort), **extra
                         )
-                        bands.ENABLED = split.ENABLED = False
-                        one50, one95, _ = first_pages(searcher, request, args.runs)
-                        split.ENABLED = True
-                        fts50, fts95, _ = first_pages(searcher, request, args.runs)
-                        bands.ENABLED = True
+                        one50, one95, _ = first_pages(one_share, request, args.runs)
+                        fts50, fts95, _ = first_pages(no_band, request, args.runs)
                         p50, p95, hits = first_pages(searcher, request, args.runs)
                         target = (
                             TARGET_COMMON_P95_MS

@@ -55,6 +55,26 @@ def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
+@pytest.fixture(params=["off", "on"])
+def accelerators(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """Run a behaviour test twice: with no accelerator (the core alone) and with every
+    one (``catalog/speed``); the answers must be the same. Services and the CLI read
+    the environment; direct searches use ``helpers.speed``."""
+    import helpers
+    from convodex.catalog.speed.settings import Accelerators
+    from convodex.catalog.speed.wing import Wing
+
+    on = request.param == "on"
+    monkeypatch.setenv("CONVODEX_ACCELERATORS", request.param)
+    wing = Wing(Accelerators.everything() if on else Accelerators())
+    helpers.SPEED.append(wing)
+    try:
+        yield request.param
+    finally:
+        helpers.SPEED.remove(wing)
+        wing.close()
+
+
 @pytest.fixture
 def cli(cache_dir: Path) -> CliRun:
     """Run the real CLI with this test's cache dir; returns click's Result."""

@@ -14,6 +14,8 @@ from convodex.catalog.db import Catalog
 from convodex.catalog.plan import SearchRequest
 from convodex.catalog.search import Searcher
 from convodex.catalog.service import Background, HistoryService
+from convodex.catalog.speed.settings import Accelerators
+from convodex.catalog.speed.wing import Wing
 from convodex.models import to_builtins
 from convodex.sources.base import Budget, ReadResult, SourceFormat, SourceMessage
 from convodex.sqlite import sqlite3
@@ -67,9 +69,27 @@ def die_at_once(*args: Any) -> None:
     os._exit(3)
 
 
+# The accelerators direct searches (``search``) use: the ``accelerators`` fixture's
+# (conftest: the test runs once with none, once with all), else what the environment
+# asks for (``CONVODEX_ACCELERATORS``), as a service would.
+SPEED: list[Wing] = []
+
+
+def speed() -> Wing:
+    if not SPEED:
+        SPEED.append(Wing(Accelerators.from_config()))
+    return SPEED[-1]
+
+
+def helped() -> Wing:
+    """A helper process on every index run, however small and however few the CPUs
+    (the catalog it builds must be the one a single process builds)."""
+    return Wing(Accelerators(helper_process=True, helper_min_bytes=1))
+
+
 def search(catalog: Catalog, query: str, **options: Any) -> dict[str, Any]:
     """One search page as its JSON shape (what ``--json`` and HTTP print)."""
-    page = Searcher(catalog).search(SearchRequest(query=query, **options))
+    page = Searcher(catalog, speed=speed()).search(SearchRequest(query=query, **options))
     result: dict[str, Any] = to_builtins(page)
     return result
 
@@ -280,7 +300,7 @@ def slow_helper(*args: Any) -> None:
     the slower half, so the indexing process claims sources too."""
     import time
 
-    from convodex.catalog import batches
+    from convodex.catalog.speed import helper as batches
 
     claim = batches.Claims.claim
 
@@ -296,7 +316,7 @@ def die_after_a_group(*args: Any) -> None:
     """An index helper that dies (as if killed) right after sending its first group."""
     import os
 
-    from convodex.catalog import batches
+    from convodex.catalog.speed import helper as batches
 
     connect = batches._connection
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -36,3 +37,15 @@ def stub_agents(tmp_path: Path, *names: str) -> tuple[dict[str, str], Path]:
 def recorded(record: Path) -> dict[str, Any]:
     found: dict[str, Any] = json.loads(record.read_text("utf-8"))
     return found
+
+
+def run_convodex(env: dict[str, str], cache: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The real ``convodex`` in a child process with this environment and cache dir."""
+    return subprocess.run(
+        [sys.executable, "-m", "convodex", *args, "--cache-dir", str(cache)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )

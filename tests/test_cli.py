@@ -68,7 +68,8 @@ def test_version_is_the_installed_distribution_s(tmp_path: Path) -> None:
 
 
 def test_usage_errors_exit_2(tmp_path: Path) -> None:
-    proc = run_cli("search", env_home=tmp_path)
+    # (``search`` alone lists recent sessions: a query without words browses.)
+    proc = run_cli("search", "--sort", "sideways", env_home=tmp_path)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
 
 

@@ -138,7 +138,7 @@ def test_list_search_and_around_over_stdio(root: Path, cache_dir: Path, tmp_path
         assert hit["messageIndex"] == 2 and hit["kind"] == "user_text"
         assert SECRET in hit["snippet"]
         assert hit["sessionTitle"] == "Staging deploys"
-        assert hit["ref"] == "deploys#2" and hit["agent"] == "session_log"
+        assert hit["ref"] == "deploys#2" and hit["agent"] == "session-log"
         assert hit["at"] == "2026-01-01T00:02:00Z"
         # Compact: no null or false fields.
         assert None not in hit.values() and False not in hit.values()

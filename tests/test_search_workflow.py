@@ -27,6 +27,8 @@ DAY = 86_400_000
 # Sessions happen on these days (local midnight + hours), newest last.
 BASE = int(datetime(2026, 10, 1).timestamp() * 1000)
 PROJECTS = ["/srv/alpha", "/srv/beta", "/home/dev/gamma"]
+# Every behaviour here holds with no accelerator and with all of them (conftest).
+pytestmark = pytest.mark.usefixtures("accelerators")
 
 
 def native(root: Path, n: int, words: str, project: str, at: int, **meta: Any) -> Path:
@@ -137,7 +139,7 @@ def test_agent_filter_narrows_to_that_agent(cli: CliRun, corpus: dict[str, Path]
     }
     assert sessions(search(cli, "common agent:codex")["hits"]) == {"codex0", "codex1"}
     both = search(cli, "common", "--agent", "codex", "--agent", "claude_code")["hits"]
-    assert {h["agent"] for h in both} == {"codex", "claude_code"}
+    assert {h["agent"] for h in both} == {"codex", "claude-code"}
 
 
 def test_phrases_words_and_exclusion(cli: CliRun, corpus: dict[str, Path]) -> None:
@@ -232,7 +234,7 @@ def test_text_output_groups_marks_and_ends_with_counts(
     lines = out.splitlines()
     assert lines[0].startswith("session ") and " · session-log · ~/gamma · 2026-" in lines[0]
     assert lines[1].startswith("  #0 user_text: session")
-    assert lines[-1].startswith("4 hits in ") and " · more: --cursor " in lines[-1]
+    assert lines[-1].startswith("4 hits in ") and " · more: --page 2" in lines[-1]
     assert "\x1b[" not in out
     colored = cli("search", "common", "--limit", "1", "--color", "always").output
     assert "\x1b[33m\x1b[1mcommon\x1b[0m" in colored

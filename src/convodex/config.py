@@ -75,6 +75,19 @@ SEARCH_SHARES = Setting(
     unit="shares",
 )
 
+REFRESH_BUDGET = Setting(
+    "refresh_budget",
+    "CONVODEX_REFRESH_BUDGET_MS",
+    400,
+    "Most time a CLI search spends first finding and bringing in transcripts changed "
+    "since the last index (L17); past it the search answers and says what may be missing.",
+    unit="milliseconds",
+)
+
+# The accelerators (``catalog/speed``): ``off`` serves every query from the core alone,
+# the same answers more slowly (docs/architecture.md).
+ACCELERATORS_ENV = "CONVODEX_ACCELERATORS"
+
 PICK_FIRST_WAIT = Setting(
     "pick_first_wait",
     "CONVODEX_PICK_FIRST_WAIT_MS",
@@ -162,6 +175,8 @@ CONFIG_KEYS: dict[str, tuple[type, str]] = {
     "resume": (dict, "Agent name -> resume command template with {id} and {cwd} (L15)."),
     "handoff": (dict, "Agent name -> command template that starts it with {prompt} (L15)."),
     "roots": (list, "More roots to index, PATH or PATH:format each (``roots``)."),
+    "recall": (dict, "The recall hook: enabled, max_bytes, timeout_ms (L18, ``RECALL_KEYS``)."),
+    "hub": (dict, "The team hub ``convodex sync`` pushes to: url, token, team, include… (S6)."),
 }
 
 _loaded: dict[str, tuple[tuple[int, int], dict[str, object]]] = {}
@@ -219,3 +234,76 @@ def config_table(name: str) -> dict[str, str]:
         if not isinstance(value, str) or not value.strip():
             raise ConfigError(f"{config_file()}: [{name}] {key} must be a non-empty string")
     return dict(table)
+
+
+# -- recall (L18) -------------------------------------------------------------------------
+#
+# The hook runs before every prompt of every agent it is wired into: it can be switched
+# off for one session (the environment), one project (a ``.convodex.toml`` in the
+# project or a directory above it) or everywhere (``[recall]`` in config.toml).
+
+RECALL_ENV = "CONVODEX_RECALL"  # "0", "off", "false" or "no": recall prints nothing
+PROJECT_CONFIG = ".convodex.toml"
+# key -> (type, lowest, highest, default, why)
+RECALL_KEYS: dict[str, tuple[type, int, int, int, str]] = {
+    "enabled": (bool, 0, 1, 1, "false: the hook injects nothing"),
+    "max_bytes": (int, 256, 64 * 1024, 2048, "the most bytes one injection adds to a prompt"),
+    "timeout_ms": (int, 50, 10_000, 500, "past this the hook gives up and prints nothing"),
+}
+
+
+class RecallSettings(msgspec.Struct, frozen=True):
+    enabled: bool = True
+    max_bytes: int = RECALL_KEYS["max_bytes"][3]
+    timeout_ms: int = RECALL_KEYS["timeout_ms"][3]
+
+
+def _recall_table(table: object, where: Path) -> dict[str, object]:
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: recall must be a table")
+    for key, value in table.items():
+        if key not in RECALL_KEYS:
+            known = ", ".join(RECALL_KEYS)
+            raise ConfigError(f"{where}: unknown setting recall.{key} (known: {known})")
+        kind, low, high, _, _ = RECALL_KEYS[key]
+        if kind is bool:
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where}: recall.{key} must be true or false")
+        elif isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise ConfigError(f"{where}: recall.{key} must be an integer from {low} to {high}")
+    return dict(table)
+
+
+def project_config(start: Path) -> Path | None:
+    """The nearest ``.convodex.toml`` in ``start`` or a directory above it."""
+    for folder in (start, *start.parents):
+        candidate = folder / PROJECT_CONFIG
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def recall_settings(cwd: Path | None = None) -> RecallSettings:
+    """The recall settings for a prompt in ``cwd``: config.toml, then the project's file,
+    then the environment (each later one wins). Bad values are one ``ConfigError``."""
+    values: dict[str, object] = {}
+    values.update(_recall_table(user_config().get("recall", {}), config_file()))
+    found = project_config(cwd) if cwd is not None else None
+    if found is not None:
+        import tomllib
+
+        try:
+            with open(found, "rb") as handle:
+                data = tomllib.load(handle)
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            raise ConfigError(f"{found}: cannot be read ({type(exc).__name__})") from exc
+        values.update(_recall_table(data.get("recall", {}), found))
+    switch = os.environ.get(RECALL_ENV, "").strip().lower()
+    if switch in ("0", "off", "false", "no"):
+        values["enabled"] = False
+    return msgspec.convert(values, RecallSettings)
+
+
+def recall_log_path() -> Path:
+    """Where recall receipts are kept (time, session, refs, bytes; never a prompt)."""
+    return data_home() / "recall" / "receipts.jsonl"

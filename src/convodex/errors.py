@@ -58,6 +58,16 @@ class CatalogError(ConvodexError):
     status = 503
 
 
+class ServerError(ConvodexError):
+    """The conversation server's database cannot be opened or used (SPEC S5).
+
+    Its own class, not the local catalog's: the two halves fail independently, and a
+    caller of one never has to catch the other's errors.
+    """
+
+    status = 503
+
+
 class AccessDenied(ConvodexError):
     """The caller may not see or change this resource."""
 

@@ -34,6 +34,7 @@ from convodex.models import (
     to_builtins,
 )
 from convodex.text.documents import DEFAULT_KINDS, KINDS
+from convodex.text.redact import redact as mask
 
 TOOL_NAME: Final = "history_search"
 OPERATIONS: Final = ("search", "around")
@@ -171,21 +172,27 @@ def render(result: Any, progress: Progress) -> str:
 COMPACT_SNIPPET = 120
 
 
-def compact_hit(hit: Hit) -> CompactHit:
-    """A hit for an agent's context: no null or false fields, ISO times, a short snippet."""
+def compact_hit(hit: Hit, redact: bool = True) -> CompactHit:
+    """A hit for an agent's context: no null or false fields, ISO times, a short snippet;
+    likely secrets masked (X11) unless the server runs with ``--no-redact``."""
+    clean = mask if redact else _same
     return CompactHit(
         ref=hit.ref,
-        session_title=hit.session_title,
+        session_title=clean(hit.session_title) if hit.session_title else None,
         agent=hit.agent,
         project=hit.project,
         kind=hit.kind,
         role=hit.role,
         tool_name=hit.tool_name,
-        snippet=shorten(hit.snippet, COMPACT_SNIPPET),
+        snippet=shorten(clean(hit.snippet), COMPACT_SNIPPET),
         at=iso_time(hit.message_at if hit.message_at is not None else hit.last_activity_at),
         session_path=hit.session_path,
         message_index=hit.message_index,
     )
+
+
+def _same(text: str) -> str:
+    return text
 
 
 def shorten(snippet: str, length: int) -> str:
@@ -228,9 +235,10 @@ def _string(args: Mapping[str, Any], name: str) -> str | None:
 class HistoryTool:
     """Answers tool calls through the history service; calls are serialized."""
 
-    def __init__(self, service: HistoryService) -> None:
+    def __init__(self, service: HistoryService, redact: bool = True) -> None:
         self.service = service
         self.lock = threading.Lock()
+        self.redact = redact  # what reaches another program is redacted by default (X11)
 
     def call(self, arguments: Mapping[str, Any] | None) -> str:
         """Run one call; bad arguments raise QueryError with a message safe to show."""
@@ -272,7 +280,7 @@ class HistoryTool:
         )
         page = self.service.search(request)
         compact = CompactPage(
-            hits=[compact_hit(hit) for hit in page.hits],
+            hits=[compact_hit(hit, self.redact) for hit in page.hits],
             next_cursor=page.next_cursor,
             stale_cursor=page.stale_cursor,
             subagent_hits=page.subagent_hits,
@@ -291,10 +299,14 @@ class HistoryTool:
         after = _integer(args, "after", DEFAULT_CONTEXT, 0, MAX_CONTEXT)
         found = self.service.around(index, path=path, before=before, after=after)
         progress = self.service.progress()
+        messages = to_builtins(found.messages)
+        if self.redact:
+            for message in messages:
+                message["text"] = mask(message["text"])
         result = {
             "sessionPath": found.session_path,
             "messageIndex": index,
-            "messages": to_builtins(found.messages),
+            "messages": messages,
             "progress": progress,
         }
         return render(result, progress)
@@ -383,10 +395,13 @@ def clip(text: str, limit: int) -> tuple[str, bool]:
 class SessionTool:
     """Answers ``history_session`` calls: one bounded page of one session."""
 
-    def __init__(self, service: HistoryService, lock: threading.Lock | None = None) -> None:
+    def __init__(
+        self, service: HistoryService, lock: threading.Lock | None = None, redact: bool = True
+    ) -> None:
         self.service = service
         # Shared with history_search: without background indexing both use one connection.
         self._lock = lock or threading.Lock()
+        self.redact = redact
 
     def call(self, arguments: Mapping[str, Any] | None) -> str:
         args = dict(arguments or {})
@@ -432,7 +447,8 @@ class SessionTool:
             for part in entry.parts:
                 if not tools and part.kind.startswith("tool_"):
                     continue
-                text, cut = clip(part.text, min(max_chars, max(room, 100)))
+                shown = mask(part.text) if self.redact else part.text
+                text, cut = clip(shown, min(max_chars, max(room, 100)))
                 clipped = clipped or cut
                 room -= len(text)
                 parts.append(SessionPart(kind=part.kind, text=text, tool_name=part.tool_name))
@@ -451,7 +467,7 @@ class SessionTool:
             session_id=document.session_id,
             session_path=document.session_path,
             agent=document.agent,
-            title=document.title,
+            title=mask(document.title) if self.redact and document.title else document.title,
             project=document.project,
             message_count=document.message_count,
             messages=page,
@@ -466,8 +482,11 @@ def build_server(tool: HistoryTool, session_tool: SessionTool | None = None) -> 
     import mcp_types as types
     from mcp.server.lowlevel import Server
 
-    sessions = session_tool or SessionTool(tool.service, tool.lock)
-    handlers = {TOOL_NAME: tool.call, SESSION_TOOL_NAME: sessions.call}
+    from convodex.mcp_memory import MemoryTools, definitions
+
+    sessions = session_tool or SessionTool(tool.service, tool.lock, tool.redact)
+    memory = MemoryTools(tool.service, tool.lock, tool.redact)
+    handlers = {TOOL_NAME: tool.call, SESSION_TOOL_NAME: sessions.call, **memory.handlers()}
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(
@@ -477,6 +496,12 @@ def build_server(tool: HistoryTool, session_tool: SessionTool | None = None) -> 
                     name=SESSION_TOOL_NAME,
                     description=SESSION_TOOL_DESCRIPTION,
                     input_schema=SESSION_INPUT_SCHEMA,
+                ),
+                *(
+                    types.Tool(
+                        name=d["name"], description=d["description"], input_schema=d["inputSchema"]
+                    )
+                    for d in definitions()
                 ),
             ]
         )
@@ -498,7 +523,9 @@ def build_server(tool: HistoryTool, session_tool: SessionTool | None = None) -> 
         "convodex",
         version=_version(),
         instructions="history_search finds what was said in past agent conversations; "
-        "history_session reads one of them around a hit.",
+        "history_session reads one of them around a hit; history_recent lists recent "
+        "sessions, history_file the sessions that touched a file, history_error how an "
+        "error was resolved before.",
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
@@ -526,6 +553,7 @@ def serve_stdio(
     scoped: bool,
     index: bool = True,
     follow_symlinks: bool = False,
+    redact: bool = True,
 ) -> None:
     """Serve until the client closes stdin. ``scoped`` limits searches to ``roots``.
 
@@ -543,7 +571,7 @@ def serve_stdio(
 
         warm = start_beside(service) if index else None
         try:
-            anyio.run(_serve, HistoryTool(service))
+            anyio.run(_serve, HistoryTool(service, redact))
         finally:
             if warm is not None:
                 warm.close()

@@ -21,12 +21,19 @@ __all__ = [
     "CompactPage",
     "ContextMessage",
     "Event",
+    "FailedSource",
     "Hit",
     "IndexReport",
     "IndexStats",
     "Model",
     "Progress",
     "QuarantinedFile",
+    "Refresh",
+    "RecentPage",
+    "RecentSession",
+    "RecallBlock",
+    "RecallItem",
+    "RecallReceipt",
     "ReindexReport",
     "SearchPage",
     "ProgressState",
@@ -89,8 +96,9 @@ class Hit(Model):
     tool_name: str | None
     snippet: str
     score: float
-    # The format's own title, else the first user message (≤ 80 characters).
-    session_title: str | None
+    # The format's own title, else the first user message (≤ 80 characters), else the
+    # bare session id (L14: never null).
+    session_title: str
     workspace_root: str | None
     # The session's workspace path (the ``project`` filter matches it).
     project: str | None
@@ -108,6 +116,32 @@ class Hit(Model):
     around: list[ContextMessage] | UnsetType = UNSET
 
 
+class RecentSession(Model):
+    """One session in a listing without words (L17 ``recent``), newest first."""
+
+    session_id: str
+    # The format's own title, else the first user message, else the bare id (L14).
+    session_title: str
+    agent: str
+    project: str | None
+    first_activity_at: int | None
+    last_activity_at: int | None
+    message_count: int
+    subagent: bool
+    # What ``show``, ``export`` and ``resume`` accept (the session id).
+    ref: str
+    session_path: str
+    resume_command: str | None = None
+
+
+class RecentPage(Model):
+    """One page of sessions, newest first, with the cursor for the next."""
+
+    sessions: list[RecentSession]
+    next_cursor: str | None
+    progress: Progress
+
+
 class SearchPage(Model):
     """One page of hits with the cursor for the next and the index's progress."""
 
@@ -118,6 +152,9 @@ class SearchPage(Model):
     # With sub-agent sessions left out (the default): whether they hold a match.
     subagent_hits: bool
     progress: Progress
+    # A query of qualifiers only (or none) browses: its sessions, newest first, and
+    # no hits (L17: the same list as ``recent``).
+    sessions: list[RecentSession] | UnsetType = UNSET
 
 
 class CompactHit(Model, kw_only=True, omit_defaults=True):
@@ -298,12 +335,40 @@ class IndexStats(Model):
         self.errors[error_class] = self.errors.get(error_class, 0) + 1
 
 
+class Refresh(Model):
+    """What a search's freshness check found and brought in (L17); counts only."""
+
+    # Known sources stat'ed.
+    checked: int = 0
+    # Sources changed, vanished or new since the last index.
+    stale: int = 0
+    brought_in: int = 0
+    # Stale sources not brought in: the search may be missing their sessions.
+    missing: int = 0
+    # False when the budget ran out before the check itself was done.
+    complete: bool = True
+    # Why nothing could be brought in (the catalog is read-only, locked, the disk full).
+    reason: str | None = None
+    seconds: float = 0.0
+
+
 class IndexReport(Model):
     """``convodex index --json``."""
 
     stats: IndexStats
     progress: Progress
     roots: list[str]
+    # Every source of these roots that is failed now (this run's and earlier ones).
+    failed: list[FailedSource] = msgspec.field(default_factory=list)
+
+
+class FailedSource(Model):
+    """A transcript that could not be indexed: its path, agent and why (no content)."""
+
+    path: str
+    agent: str
+    error_class: str | None
+    reason: str
 
 
 class QuarantinedFile(Model):
@@ -326,10 +391,13 @@ class CatalogReport(Model):
     sources: dict[str, int]
     pending: int
     line_errors: int
+    # The error classes of failed sources (line errors in healthy ones are not here).
     error_classes: dict[str, int]
     revision: int | None
     quarantined: list[QuarantinedFile]
     note: str | None
+    # Every failed source, by path (``doctor --failed`` prints them).
+    failed: list[FailedSource] = msgspec.field(default_factory=list)
 
 
 class ReindexReport(Model):
@@ -341,6 +409,44 @@ class ReindexReport(Model):
     roots: list[str]
     stats: IndexStats
     progress: Progress
+    failed: list[FailedSource] = msgspec.field(default_factory=list)
+
+
+# -- memory for agents (L18) ------------------------------------------------------
+
+
+class RecallItem(Model, kw_only=True, omit_defaults=True):
+    """One past moment a recall block names: enough to judge it and open it."""
+
+    ref: str
+    title: str
+    agent: str
+    date: str | None = None
+    project: str | None = None
+    snippet: str
+    score: float
+
+
+class RecallBlock(Model):
+    """What one hook run injects: the marked text and the moments in it."""
+
+    text: str
+    items: list[RecallItem]
+    bytes: int
+
+
+class RecallReceipt(Model, kw_only=True, omit_defaults=True):
+    """One hook run, recorded locally: never the prompt, never a snippet."""
+
+    at: str
+    agent: str
+    event: str
+    session_id: str | None = None
+    outcome: Literal["injected", "nothing", "off", "error", "timeout"]
+    refs: list[str] = msgspec.field(default_factory=list)
+    bytes: int = 0
+    millis: int = 0
+    error: str | None = None
 
 
 # -- conversation server (S) --------------------------------------------------------
@@ -356,6 +462,82 @@ class ServerHit(Model):
     snippet: str
     ts: str
     owner_id: str
+
+
+class RankedHit(ServerHit):
+    """One ranked hub hit (SPEC S6): the literal hit's fields, where it came from, and
+    its score (higher is better; comparable within one response only)."""
+
+    machine: str
+    agent: str
+    project: str
+    score: float
+
+
+class HubSession(Model):
+    """One session of the hub as ``GET /brain/sessions`` lists it (SPEC S6)."""
+
+    id: str
+    title: str
+    owner_id: str
+    kind: str
+    team: str | None
+    machine: str
+    agent: str
+    project: str
+    created_at: str
+    updated_at: str
+    forked_from: str | None
+
+
+class HubSessionPage(Model):
+    """A page of sessions, newest activity first; ``next_cursor`` continues it."""
+
+    sessions: list[HubSession]
+    next_cursor: str | None
+
+
+class HubEntry(Model):
+    """One entry of a session's effective branch with its shown text."""
+
+    seq: int
+    role: str
+    ts: str
+    text: str
+
+
+class HubSessionView(Model):
+    """``GET /brain/sessions/{id}``: the session and its effective branch."""
+
+    session: HubSession
+    entries: list[HubEntry]
+
+
+class SyncItem(Model):
+    """What ``convodex sync`` did (or, with ``--dry-run``, would do) with one session."""
+
+    agent: str
+    session_id: str
+    #: send | unchanged | delete | deleted-on-hub | excluded | failed
+    action: str
+    bytes: int = 0
+
+
+class SyncReport(Model):
+    """``convodex sync --json``: counts, volume and each session's action."""
+
+    hub: str
+    machine: str
+    dry_run: bool
+    sent: int
+    unchanged: int
+    deleted: int
+    refused: int
+    excluded: int
+    failed: int
+    bytes_sent: int
+    seconds: float
+    sessions: list[SyncItem]
 
 
 # -- encoding -------------------------------------------------------------------------

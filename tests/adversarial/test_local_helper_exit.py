@@ -22,7 +22,8 @@ from procs import children, running
 # any run and small commit groups keeps the helper busy while the parent commits.
 EAGER_HELPER = (
     "import sys; import convodex.catalog.indexer as i; "
-    "i.HELPER_MIN_BYTES = 0; i.HELPER_MIN_CPUS = 1; i.COMMIT_BYTES = 64 * 1024; "
+    "import convodex.catalog.speed.settings as s; "
+    "s.HELPER_MIN_BYTES = 0; s.HELPER_MIN_CPUS = 1; i.COMMIT_BYTES = 64 * 1024; "
     "from convodex.cli import main; sys.argv[0] = 'convodex'; main()"
 )
 

@@ -46,6 +46,6 @@ def test_watched_files_get_their_roots_format(tmp_path: Path, cache_dir: Path) -
             return {h["agent"] for h in page["hits"]}
 
         write_claude_session(claude, "c1", "/w", [("user", "walrus from claude", 1)])
-        wait_for(lambda: agents("walrus") == {"claude_code"}, timeout=30)
+        wait_for(lambda: agents("walrus") == {"claude-code"}, timeout=30)
         shutil.copy(VSCODE_SESSION, vscode / VSCODE_SESSION.name)
-        wait_for(lambda: agents("medlar") == {"copilot_vscode"}, timeout=30)
+        wait_for(lambda: agents("medlar") == {"copilot-vscode"}, timeout=30)

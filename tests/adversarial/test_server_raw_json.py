@@ -93,7 +93,34 @@ def test_at_most_500_raw_candidates_are_examined_per_round_trip(
     # 1,241 candidates in windows of at most 500: the database examined them in at
     # least three round trips, each continuing where the last stopped.
     assert len(round_trips) >= 3
-    # "ro" is in every payload ("role") but in no shown text except one.
-    append(db, sid, {"role": "user", "content": "a rook"}, created_at=5)
+    # "ro" is in every payload ("role") but in no shown text except one (the newest:
+    # a search accepts at most 500 raw matches in all, see the test below).
+    append(db, sid, {"role": "user", "content": "a rook"}, created_at=5_000)
     assert _snippets(served, "ro") == ["a rook"]
     assert _snippets(served, "q7") == ["the oldest q7 answer"]
+
+
+def test_at_most_500_raw_matches_are_accepted_per_search_in_total(
+    db: Database, people: People, served: httpx.Client
+) -> None:
+    """Issue 29: the cap of 500 raw matches held per round trip only (one search
+    examined 2,000 raw matches over 15 round trips). It holds for the whole search."""
+    sid = create_session(db, people.alice.id, title="deep")
+    append(db, sid, {"role": "user", "content": "the oldest qz answer"}, created_at=1)
+    call = {"type": "toolCall", "id": "c1", "name": "bash", "arguments": {"cmd": "echo qz"}}
+    for i in range(499):
+        # Raw matches ("qz" is in the tool call's arguments) that show nothing.
+        append(db, sid, {"role": "assistant", "content": [call]}, created_at=10 + i)
+    # 499 raw matches newer than the answer, then the answer: the 500th is accepted.
+    assert _snippets(served, "qz") == ["the oldest qz answer"]
+    for i in range(2):
+        append(db, sid, {"role": "assistant", "content": [call]}, created_at=1_000 + i)
+    # Now the answer would be the 502nd raw match of one search: it is never examined,
+    # however many round trips the search would take.
+    round_trips: list[int] = []
+    assert search_messages(db, people.alice, "qz", on_page=lambda: round_trips.append(1)) == []
+    assert len(round_trips) <= 2
+    # The projected path is unaffected: it reads no raw JSON in account scope.
+    assert [h.snippet for h in search_messages(db, people.alice, "qz answer")] == [
+        "the oldest qz answer"
+    ]

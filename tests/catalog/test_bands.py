@@ -1,4 +1,4 @@
-"""Impact bands (``catalog.bands``): a frequent word's first page from a few hundred
+"""Impact bands (``catalog.speed.bands``): a frequent word's first page from a few hundred
 documents is FTS5's page, hit for hit and score for score, and stays so as sessions
 grow, shrink and change."""
 
@@ -13,12 +13,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import corpus
-from convodex.catalog import bands
 from convodex.catalog.batches import projection_text
 from convodex.catalog.db import Catalog, open_catalog
 from convodex.catalog.indexer import Indexer
 from convodex.catalog.plan import SearchRequest, make_plan
 from convodex.catalog.search import Searcher
+from convodex.catalog.speed import bands
+from convodex.catalog.speed.settings import Accelerators
+from convodex.catalog.speed.wing import Wing
 from convodex.models import Hit
 from convodex.sqlite import sqlite3
 from helpers import append_lines, write_session
@@ -26,14 +28,16 @@ from helpers import append_lines, write_session
 LIMITS = (1, 20, 50, 100, 200)
 
 
+# Bands alone (every other accelerator off), and for the small history: bands of the
+# words in at least 300 documents, four at most.
+BANDS = Wing(Accelerators(bands=True))
+SMALL = Wing(Accelerators(bands=True, band_least_matches=300, band_most=4))
+
+
 def page(catalog: Catalog, query: str, *, use_bands: bool, **options: Any) -> tuple[Any, ...]:
     """One page as (hits, next cursor), with or without bands."""
-    saved = bands.ENABLED
-    bands.ENABLED = use_bands
-    try:
-        result = Searcher(catalog).search(SearchRequest(query=query, **options))
-    finally:
-        bands.ENABLED = saved
+    speed = BANDS if use_bands else Wing()
+    result = Searcher(catalog, speed=speed).search(SearchRequest(query=query, **options))
     return result.hits, result.next_cursor
 
 
@@ -117,12 +121,10 @@ def filler(words: int, index: int, times: int = 1) -> str:
 
 
 @pytest.fixture
-def small(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Catalog, Path]]:
+def small(tmp_path: Path) -> Iterator[tuple[Catalog, Path]]:
     """A history of 60 sessions where ``alpha`` is in 720 messages, once to four times
     in messages of 5 to 44 other words (so which rank first depends on the average
-    length), with its band (refresh chooses words in at least 300 documents)."""
-    monkeypatch.setattr(bands, "LEAST_MATCHES", 300)
-    monkeypatch.setattr(bands, "MOST_BANDS", 4)
+    length), with its band (``SMALL``: refresh chooses words in at least 300 documents)."""
     root = tmp_path / "sessions"
     for s in range(60):
         messages = [
@@ -130,7 +132,7 @@ def small(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Cat
         ]
         write_session(root, f"s{s:02d}", messages)
     with open_catalog(tmp_path / "cache") as catalog:
-        Indexer(catalog).run([root])
+        Indexer(catalog, speed=SMALL).run([root])
         assert "alpha" in bands.stored(catalog.db)
         assert answered(catalog, "alpha")
         yield catalog, root
@@ -138,7 +140,7 @@ def small(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Cat
 
 def index_without_refresh(catalog: Catalog, root: Path) -> None:
     """Scan and index what changed, as a hint or a watcher does (no ``refresh``)."""
-    indexer = Indexer(catalog)
+    indexer = Indexer(catalog, speed=SMALL)
     indexer.scan_root(root)
     indexer.index_pending()
 
@@ -175,7 +177,7 @@ def test_a_deleted_member_leaves_the_band_to_refresh(small: tuple[Catalog, Path]
     index_without_refresh(catalog, root)
     assert not answered(catalog, "alpha")
     same_pages(catalog, "alpha")
-    assert bands.refresh(catalog) >= 1
+    assert SMALL.after_run(catalog) >= 1
     assert answered(catalog, "alpha")
     same_pages(catalog, "alpha")
 
@@ -200,7 +202,7 @@ def test_a_band_answers_while_the_average_length_stays_in_its_range(
     monkeypatch.setattr(bands, "DEPTH", 101)
     catalog.db.execute("DELETE FROM bands")
     catalog.db.execute("DELETE FROM catalog_meta WHERE key = 'bands_chosen'")
-    assert bands.refresh(catalog) >= 1
+    assert SMALL.after_run(catalog) >= 1
     before, first_before = bands.stored(catalog.db)["alpha"], first_page(catalog, 101)
     write_session(root, "longer", [note(" ".join(f"n{i}" for i in range(60)), 0)] * 90)
     index_without_refresh(catalog, root)
@@ -222,7 +224,7 @@ def test_a_band_is_not_used_once_the_average_length_drifts(
     assert (band.revision, band.totals) == bands.stamp(catalog.db)  # followed ...
     assert not answered(catalog, "alpha")  # ... but the average moved out of its range
     same_pages(catalog, "alpha")
-    bands.refresh(catalog)
+    SMALL.after_run(catalog)
     assert answered(catalog, "alpha")
     same_pages(catalog, "alpha")
 
@@ -237,7 +239,7 @@ def test_a_large_commit_leaves_the_bands_to_refresh(
     index_without_refresh(catalog, root)
     assert not answered(catalog, "alpha")
     same_pages(catalog, "alpha")
-    Indexer(catalog).run([root])  # a run ends with a refresh
+    Indexer(catalog, speed=SMALL).run([root])  # a run ends with a refresh
     assert answered(catalog, "alpha")
     same_pages(catalog, "alpha")
 
@@ -301,7 +303,7 @@ def test_another_writer_postpones_a_refresh_without_failing_the_run(
     monkeypatch.setattr(catalog_db, "WRITE_WAIT_SECONDS", 0.05)
     catalog.db.execute("PRAGMA busy_timeout = 10")
     other = sqlite3.connect(str(catalog.path), isolation_level=None)
-    indexer = Indexer(catalog)
+    indexer = Indexer(catalog, speed=SMALL)
     indexer.scan_root(root)
     indexer.index_pending()
     other.execute("BEGIN IMMEDIATE")
@@ -319,15 +321,17 @@ def test_another_writer_postpones_a_refresh_without_failing_the_run(
 DIE_BEFORE_FOLLOWING = """
 import os, sys
 from pathlib import Path
-from convodex.catalog import bands
+from convodex.catalog.speed import bands
 from convodex.catalog.db import open_catalog
 from convodex.catalog.indexer import Indexer
+from convodex.catalog.speed.settings import Accelerators
+from convodex.catalog.speed.wing import Wing
 
 def die(*args, **kwargs):
     os._exit(9)  # the commit is done; its band upkeep never runs
 
 bands.follow = die
-indexer = Indexer(open_catalog(Path(sys.argv[1])))
+indexer = Indexer(open_catalog(Path(sys.argv[1])), speed=Wing(Accelerators(bands=True)))
 indexer.scan_root(Path(sys.argv[2]))
 indexer.index_pending()
 """
@@ -354,6 +358,6 @@ def test_an_indexer_dying_between_its_commit_and_the_bands_leaves_them_unused(
     hits, _ = page(catalog, "alpha", use_bands=True, limit=1)
     assert (Path(hits[0].session_path).name, hits[0].message_index) == ("s03.jsonl", 12)
     same_pages(catalog, "alpha")
-    assert bands.refresh(catalog) == 1
+    assert SMALL.after_run(catalog) == 1
     assert answered(catalog, "alpha")
     same_pages(catalog, "alpha")

@@ -10,30 +10,34 @@ from typing import Any
 import pytest
 
 import corpus
-from convodex.catalog import indexer as indexer_module
 from convodex.catalog.db import open_catalog
 from convodex.catalog.indexer import Indexer
+from convodex.catalog.speed import helper as helper_module
+from convodex.catalog.speed.settings import Accelerators
+from convodex.catalog.speed.wing import Wing
 from fault_injection import QUERIES, snapshot
+
+# A helper on any run, even on one CPU (the catalog must not change).
+HELPED = Accelerators(helper_process=True)
 
 
 def test_the_helper_and_this_process_build_the_single_process_catalog(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(indexer_module, "usable_cpus", lambda: 2)  # a helper, even on one
     root = Path(corpus.cached("native", 32, 5).out)
     heads: list[set[int]] = []
-    original = indexer_module._head
+    original = helper_module._head
 
     def head(*args: object) -> set[int]:
         picked = original(*args)  # type: ignore[arg-type]
         heads.append(picked)
         return picked
 
-    monkeypatch.setattr(indexer_module, "_head", head)
+    monkeypatch.setattr(helper_module, "_head", head)
     with open_catalog(tmp_path / "two") as catalog:
-        two = Indexer(catalog).run([root])
+        two = Indexer(catalog, speed=Wing(HELPED)).run([root])
     with open_catalog(tmp_path / "one") as catalog:
-        one = Indexer(catalog, helper_process=False).run([root])
+        one = Indexer(catalog).run([root])
     assert len(heads) == 1 and heads[0]  # the helper ran, and this process read a head
     assert (two.indexed, two.failed, two.messages, two.documents) == (
         one.indexed,
@@ -51,10 +55,9 @@ def test_while_the_helper_is_the_slower_half_this_process_reads_too(
     one and reads it itself; each source is read once, and the catalog (rowids, so tie
     order, included) is the one a single process builds."""
     import helpers
-    from convodex.catalog import batches
+    from convodex.catalog.speed import helper as batches
 
-    monkeypatch.setattr(indexer_module, "usable_cpus", lambda: 2)
-    monkeypatch.setattr(indexer_module, "read_in_helper", helpers.slow_helper)
+    monkeypatch.setattr(helper_module, "read_in_helper", helpers.slow_helper)
     root = Path(corpus.cached("native", 32, 5).out)
     mine: list[int] = []
     claim = batches.Claims.claim
@@ -67,17 +70,17 @@ def test_while_the_helper_is_the_slower_half_this_process_reads_too(
 
     monkeypatch.setattr(batches.Claims, "claim", recorded)
     heads: list[set[int]] = []
-    original = indexer_module._head
+    original = helper_module._head
 
     def head(*args: Any) -> set[int]:
         heads.append(original(*args))
         return heads[-1]
 
-    monkeypatch.setattr(indexer_module, "_head", head)
+    monkeypatch.setattr(helper_module, "_head", head)
     with open_catalog(tmp_path / "two") as catalog:
-        two = Indexer(catalog).run([root])
+        two = Indexer(catalog, speed=Wing(HELPED)).run([root])
     with open_catalog(tmp_path / "one") as catalog:
-        one = Indexer(catalog, helper_process=False).run([root])
+        one = Indexer(catalog).run([root])
     assert mine and len(set(mine)) == len(mine)  # this process claimed, each once
     assert len(heads) == 1 and len(heads[0]) + len(mine) < two.indexed  # and the helper
     assert (two.indexed, two.failed, two.messages, two.documents) == (

@@ -188,14 +188,12 @@ def test_a_dead_indexing_helper_never_stalls_a_run(
 ) -> None:
     """Bulk runs read in a helper process; if it dies, this process reads instead."""
     import helpers
-    from convodex.catalog import indexer as indexer_module
+    from convodex.catalog.speed import helper as helper_module
 
     for i in range(6):
         write_session(root, f"s{i}", convo(f"alpha{i}", 40))
-    monkeypatch.setattr(indexer_module, "HELPER_MIN_BYTES", 1)
-    monkeypatch.setattr(indexer_module, "HELPER_MIN_CPUS", 1)
-    monkeypatch.setattr(indexer_module, "read_in_helper", helpers.die_at_once)
-    stats = Indexer(catalog).run([root])
+    monkeypatch.setattr(helper_module, "read_in_helper", helpers.die_at_once)
+    stats = Indexer(catalog, speed=helpers.helped()).run([root])
     assert stats.indexed == 6 and stats.failed == 0
     assert len(hits(catalog, "alpha3")) == 40
 
@@ -208,20 +206,19 @@ def test_sources_the_helper_did_not_deliver_are_read_here_once(
     counts) every other source exactly once, in order, claimed or not."""
     import helpers
     from convodex.catalog import indexer as indexer_module
+    from convodex.catalog.speed import helper as helper_module
 
     root = tmp_path / "sessions"
     for i in range(30):
         write_session(root, f"s{i:02}", convo(f"alpha{i}", 30))
-    monkeypatch.setattr(indexer_module, "HELPER_MIN_BYTES", 1)
-    monkeypatch.setattr(indexer_module, "HELPER_MIN_CPUS", 1)
-    monkeypatch.setattr(indexer_module, "HELPER_HEAD_BYTES", 1)
+    monkeypatch.setattr(helper_module, "HELPER_HEAD_BYTES", 1)
     monkeypatch.setattr(indexer_module, "COMMIT_BYTES", 8 * 1024)  # many small groups
     with open_catalog(tmp_path / "alone") as alone:
-        expected = Indexer(alone, helper_process=False).run([root])
+        expected = Indexer(alone).run([root])
         found = {i: hits(alone, f"alpha{i}") for i in range(30)}
-    monkeypatch.setattr(indexer_module, "read_in_helper", getattr(helpers, helper))
+    monkeypatch.setattr(helper_module, "read_in_helper", getattr(helpers, helper))
     with open_catalog(tmp_path / "helped") as helped:
-        stats = Indexer(helped).run([root])
+        stats = Indexer(helped, speed=helpers.helped()).run([root])
         assert {i: hits(helped, f"alpha{i}") for i in range(30)} == found
     assert (stats.indexed, stats.failed, stats.messages, stats.documents) == (
         expected.indexed,
@@ -238,7 +235,9 @@ def test_a_first_index_reads_the_newest_sessions_first(
     """Recent sessions are searchable first on a large history: sources go newest
     first by modification time, whichever process reads them (a large one here is
     read by this process while a helper reads the small ones)."""
+    import helpers
     from convodex.catalog import indexer as indexer_module
+    from convodex.catalog.speed import helper as helper_module
 
     ages = {"s0": 3, "s1": 5, "s2": 1, "s3": 4, "s4": 2}  # days old
     for name, days in ages.items():
@@ -246,10 +245,8 @@ def test_a_first_index_reads_the_newest_sessions_first(
         stamp = 1_767_225_600 - days * 86_400
         os.utime(path, (stamp, stamp))
     monkeypatch.setattr(indexer_module, "COMMIT_BYTES", 1)  # a commit per source
-    monkeypatch.setattr(indexer_module, "HELPER_MIN_BYTES", 1)
-    monkeypatch.setattr(indexer_module, "HELPER_MIN_CPUS", 1)
-    monkeypatch.setattr(indexer_module, "HELPER_MAX_SOURCE_BYTES", 2048)  # s3 is large
-    indexer = Indexer(catalog, helper_process=helper)
+    monkeypatch.setattr(helper_module, "HELPER_MAX_SOURCE_BYTES", 2048)  # s3 is large
+    indexer = Indexer(catalog, speed=helpers.helped() if helper else None)
     searchable: list[list[str]] = []
 
     def after_commit() -> bool:

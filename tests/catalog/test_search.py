@@ -13,8 +13,14 @@ from convodex.catalog.db import Catalog, open_catalog
 from convodex.catalog.indexer import Indexer
 from convodex.catalog.plan import SearchRequest, make_plan
 from convodex.catalog.search import Searcher
+from convodex.catalog.speed.settings import Accelerators
+from convodex.catalog.speed.wing import Wing
 from convodex.errors import QueryError
-from helpers import CliRun, as_json, search, write_session
+from convodex.models import to_builtins
+from helpers import CliRun, as_json, search, speed, write_session
+
+# Every behaviour here holds with no accelerator and with all of them (conftest).
+pytestmark = pytest.mark.usefixtures("accelerators")
 
 HIT_FIELDS = {
     "sessionId",
@@ -61,7 +67,7 @@ def test_hit_carries_every_field(root: Path, catalog: Catalog) -> None:
     path = write_session(
         root, "s1", TOOL_SESSION, {"name": "Kraken deploy", "workspace_root": "/srv/k"}
     )
-    Indexer(catalog).run([root])
+    Indexer(catalog, speed=speed()).run([root])
     result = search(catalog, "kraken")
     assert set(result) == {
         "hits",
@@ -77,14 +83,14 @@ def test_hit_carries_every_field(root: Path, catalog: Catalog) -> None:
     assert hit["sessionTitle"] == "Kraken deploy" and hit["workspaceRoot"] == "/srv/k"
     assert hit["sourceFormat"] == "session_log" and hit["lastActivityAt"] == 2000
     assert (hit["open"], hit["running"], hit["current"]) == (False, False, False)
-    assert (hit["agent"], hit["project"]) == ("session_log", "/srv/k")
+    assert (hit["agent"], hit["project"]) == ("session-log", "/srv/k")
     assert hit["messageAt"] == 1000 and hit["ref"] == "s1#0"
     assert hit["resumeCommand"] is None  # convodex's own logs document no resume command
 
 
 def test_default_kinds_exclude_tool_output(root: Path, catalog: Catalog) -> None:
     write_session(root, "s1", TOOL_SESSION)
-    Indexer(catalog).run([root])
+    Indexer(catalog, speed=speed()).run([root])
     found = {
         (h["messageIndex"], h["partIndex"], h["kind"], h["toolName"])
         for h in search(catalog, "kraken")["hits"]
@@ -122,7 +128,7 @@ def test_bm25_ranking_and_tie_order(root: Path, catalog: Catalog) -> None:
             {"role": "user", "content": "same zebra words"},
         ],
     )
-    Indexer(catalog).run([root])
+    Indexer(catalog, speed=speed()).run([root])
     hits = search(catalog, "zebra")["hits"]
     order = [(Path(h["sessionPath"]).stem, h["messageIndex"]) for h in hits]
     assert order[0] == ("a", 1)  # twice in a short message beats once in a long one
@@ -146,7 +152,7 @@ def test_every_query_word_is_required_and_cjk_single_characters_match(
             {"role": "user", "content": "Café au lait"},
         ],
     )
-    Indexer(catalog).run([root])
+    Indexer(catalog, speed=speed()).run([root])
 
     def idx(query: str) -> list[int]:
         return sorted(h["messageIndex"] for h in search(catalog, query)["hits"])
@@ -169,7 +175,7 @@ def test_snippet_and_around_come_from_the_source(root: Path, catalog: Catalog) -
     ]
     msgs[5] = {"role": "assistant", "content": long_text}
     write_session(root, "s", msgs)
-    Indexer(catalog).run([root])
+    Indexer(catalog, speed=speed()).run([root])
     hit = search(catalog, "needle", around=2)["hits"][0]
     assert hit["snippet"].startswith("…") and hit["snippet"].endswith("…")
     assert "the needle sits here" in hit["snippet"]
@@ -189,7 +195,7 @@ def test_snippet_and_around_come_from_the_source(root: Path, catalog: Catalog) -
 
 def test_limit_and_cursor_paging(root: Path, catalog: Catalog) -> None:
     write_session(root, "s", [{"role": "user", "content": f"topic number {i}"} for i in range(120)])
-    Indexer(catalog).run([root])
+    Indexer(catalog, speed=speed()).run([root])
     assert len(search(catalog, "topic")["hits"]) == 50
     seen: list[int] = []
     cursor = None
@@ -212,10 +218,10 @@ def test_limit_and_cursor_paging(root: Path, catalog: Catalog) -> None:
 
 def test_cursor_from_another_revision_is_stale(root: Path, catalog: Catalog) -> None:
     write_session(root, "s", [{"role": "user", "content": f"topic {i}"} for i in range(20)])
-    Indexer(catalog).run([root])
+    Indexer(catalog, speed=speed()).run([root])
     page = search(catalog, "topic", limit=5)
     write_session(root, "t", [{"role": "user", "content": "topic again"}])
-    Indexer(catalog).run([root])
+    Indexer(catalog, speed=speed()).run([root])
     stale = search(catalog, "topic", limit=5, cursor=page["nextCursor"])
     assert stale["staleCursor"] is True and stale["hits"] == []
     assert stale["revision"] > page["revision"]
@@ -228,12 +234,12 @@ def test_a_source_failed_by_a_scan_stales_cursors(
     deletes its rows outside any commit of messages; that is a new catalog too."""
     write_session(root, "s", [{"role": "user", "content": f"topic {i}"} for i in range(20)])
     write_session(root, "t", [{"role": "user", "content": f"topic {i}"} for i in range(20)])
-    Indexer(catalog).run([root])
+    Indexer(catalog, speed=speed()).run([root])
     page = search(catalog, "topic", limit=5)
     elsewhere = write_session(tmp_path / "elsewhere", "t", [{"role": "user", "content": "x"}])
     (root / "t.jsonl").unlink()
     (root / "t.jsonl").symlink_to(elsewhere)
-    stats = Indexer(catalog).run([root])
+    stats = Indexer(catalog, speed=speed()).run([root])
     assert stats.errors == {"SymlinkOutsideRoot": 1}
     stale = search(catalog, "topic", limit=5, cursor=page["nextCursor"])
     assert stale["staleCursor"] is True and stale["hits"] == []
@@ -250,19 +256,19 @@ def test_changed_source_drops_its_hit_and_is_queued(root: Path, catalog: Catalog
             {"role": "user", "content": "original again"},
         ],
     )
-    Indexer(catalog).run([root])
+    Indexer(catalog, speed=speed()).run([root])
     path.write_text(json.dumps({"role": "user", "content": "different"}) + "\n")
     result = search(catalog, "original")
     assert result["hits"] == []
     assert result["progress"]["pending"] == 1 and result["progress"]["state"] == "indexing"
     assert catalog.db.execute("SELECT health, pending FROM sources").fetchone() == ("stale", 1)
-    Indexer(catalog).run([root])
+    Indexer(catalog, speed=speed()).run([root])
     assert [h["messageIndex"] for h in search(catalog, "different")["hits"]] == [0]
 
 
 def test_appended_source_keeps_its_hits_and_is_queued(root: Path, catalog: Catalog) -> None:
     path = write_session(root, "s", [{"role": "user", "content": "stable words"}])
-    Indexer(catalog).run([root])
+    Indexer(catalog, speed=speed()).run([root])
     with open(path, "a") as handle:
         handle.write(json.dumps({"role": "user", "content": "later"}) + "\n")
     result = search(catalog, "stable")
@@ -273,7 +279,7 @@ def test_appended_source_keeps_its_hits_and_is_queued(root: Path, catalog: Catal
 def test_progress_states(root: Path, catalog: Catalog) -> None:
     assert search(catalog, "x")["progress"]["state"] == "empty"
     write_session(root, "s", [{"role": "user", "content": "x"}])
-    indexer = Indexer(catalog)
+    indexer = Indexer(catalog, speed=speed())
     indexer.scan_root(root)
     assert search(catalog, "x")["progress"] == {
         "state": "indexing",
@@ -291,7 +297,7 @@ def test_root_filter(tmp_path: Path, catalog: Catalog) -> None:
     one, two = tmp_path / "one", tmp_path / "two"
     write_session(one, "a", [{"role": "user", "content": "shared word"}])
     write_session(two, "b", [{"role": "user", "content": "shared word"}])
-    Indexer(catalog).run([one, two])
+    Indexer(catalog, speed=speed()).run([one, two])
     assert len(search(catalog, "shared")["hits"]) == 2
     only = search(catalog, "shared", roots=[two])["hits"]
     assert [h["sessionId"] for h in only] == ["b"]
@@ -305,14 +311,14 @@ def test_a_scope_of_every_root_filters_nothing_until_another_root_comes(
     one, two, three = tmp_path / "one", tmp_path / "two", tmp_path / "three"
     for folder, name in ((one, "a"), (two, "b"), (three, "c")):
         write_session(folder, name, [{"role": "user", "content": "shared word"}])
-    Indexer(catalog).run([one, two])
+    Indexer(catalog, speed=speed()).run([one, two])
     scope = SearchRequest(query="shared", roots=[two, one])
     assert make_plan(catalog, scope).sources_sql is None
     first = search(catalog, "shared", roots=[one, two], limit=1)
     assert len(first["hits"]) == 1 and first["nextCursor"]
     rest = search(catalog, "shared", roots=[two, one], limit=1, cursor=first["nextCursor"])
     assert {h["sessionId"] for h in first["hits"] + rest["hits"]} == {"a", "b"}
-    Indexer(catalog).run([three])
+    Indexer(catalog, speed=speed()).run([three])
     assert make_plan(catalog, scope).sources_sql is not None
     assert {h["sessionId"] for h in search(catalog, "shared", roots=[one, two])["hits"]} == {
         "a",
@@ -342,12 +348,13 @@ def test_a_warm_process_reads_a_title_once_and_again_when_its_file_changes(
     root: Path, catalog: Catalog, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Titles of hits from sessions without a title of their own are their first user
-    message: read from the file once per file state, not once per search."""
+    message: read from the file once per file state, not once per search (the kept
+    titles, ``speed.caches``; with them off, read every time)."""
     from convodex.sources.registry import FORMATS
 
     first = {"role": "user", "content": "Why does the replica lag"}
     path = write_session(root, "lagging", [first, {"role": "assistant", "content": "walrus"}])
-    Indexer(catalog).run([root])
+    Indexer(catalog, speed=speed()).run([root])
     native = FORMATS["session_log"]
     read: list[int] = []
     original = native.load
@@ -357,17 +364,24 @@ def test_a_warm_process_reads_a_title_once_and_again_when_its_file_changes(
         return original(path, offset, length, index)
 
     monkeypatch.setattr(native, "load", load)
+    kept = Wing(Accelerators(caches=True))
     for _ in range(3):
-        hits = search(catalog, "walrus")["hits"]
-        assert [h["sessionTitle"] for h in hits] == ["Why does the replica lag"]
+        hits = to_builtins(Searcher(catalog, speed=kept).search(SearchRequest(query="walrus")))
+        assert [h["sessionTitle"] for h in hits["hits"]] == ["Why does the replica lag"]
     assert sorted(read) == [0, 1, 1, 1]  # the title once, the hit every time
+    read.clear()
+    for _ in range(2):
+        assert search(catalog, "walrus")["hits"][0]["sessionTitle"] == "Why does the replica lag"
+    assert sorted(read) == ([0, 1, 1] if speed().settings.caches else [0, 0, 1, 1])
     first["content"] = "Why does the primary lag"
     write_session(root, "lagging", [first, {"role": "assistant", "content": "walrus"}])
     os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 10**9))
-    Indexer(catalog).run([root])
+    Indexer(catalog, speed=speed()).run([root])
     assert [h["sessionTitle"] for h in search(catalog, "walrus")["hits"]] == [
         "Why does the primary lag"
     ]
+    page = Searcher(catalog, speed=kept).search(SearchRequest(query="walrus"))
+    assert [h.session_title for h in page.hits] == ["Why does the primary lag"]
 
 
 def test_progress_follows_commits_of_another_connection(
@@ -379,7 +393,7 @@ def test_progress_follows_commits_of_another_connection(
     assert search(catalog, "x")["progress"]["state"] == "empty"  # kept: nothing changed
     write_session(root, "s", [{"role": "user", "content": "x"}])
     with open_catalog(cache_dir) as other:
-        indexer = Indexer(other)
+        indexer = Indexer(other, speed=speed())
         indexer.scan_root(root)
         assert search(catalog, "x")["progress"]["pending"] == 1
         indexer.index_pending()

@@ -1,5 +1,6 @@
-"""One search on several cores (``catalog.split``): the same pages, in every order and
-with every filter, as one connection gives, and a safe answer when a commit lands."""
+"""One search on several cores (``catalog.speed.split``), the split's contract: the same
+pages, in every order and with every filter, as one connection gives, and a safe answer
+when a commit lands."""
 
 from __future__ import annotations
 
@@ -10,15 +11,17 @@ from typing import Any
 import pytest
 
 import corpus
-from convodex.catalog import split
 from convodex.catalog.db import Catalog, open_catalog
 from convodex.catalog.indexer import Indexer
 from convodex.catalog.plan import SearchRequest
 from convodex.catalog.rowids import DOCUMENTS, TABLES
+from convodex.catalog.search import Searcher
+from convodex.catalog.speed import split
+from convodex.catalog.speed.settings import Accelerators, usable_cpus
+from convodex.catalog.speed.wing import Wing
 from convodex.errors import ConfigError
 from convodex.models import to_builtins
 from convodex.sqlite import sqlite3
-from helpers import search
 
 QUERIES = (
     "the",
@@ -42,17 +45,25 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Catalog]:
 
 
 @pytest.fixture
-def cores(monkeypatch: pytest.MonkeyPatch) -> None:
+def four() -> Iterator[Wing]:
     """Four shares even on a machine with fewer CPUs (the answers must not change)."""
-    monkeypatch.setattr(split, "usable_cpus", lambda: 4)
+    wing = Wing(Accelerators(shares=4))
+    yield wing
+    wing.close()
 
 
-def walk(catalog: Catalog, query: str, sort: str) -> list[tuple[Any, ...]]:
+def search(catalog: Catalog, query: str, speed: Wing, **options: Any) -> dict[str, Any]:
+    page = Searcher(catalog, speed=speed).search(SearchRequest(query=query, **options))
+    result: dict[str, Any] = to_builtins(page)
+    return result
+
+
+def walk(catalog: Catalog, query: str, sort: str, speed: Wing) -> list[tuple[Any, ...]]:
     """Every hit of a query, page by page, as (session, message, part, kind, score)."""
     out: list[tuple[Any, ...]] = []
     cursor = None
     while True:
-        page = search(catalog, query, sort=sort, limit=50, cursor=cursor)
+        page = search(catalog, query, speed, sort=sort, limit=50, cursor=cursor)
         out.extend(
             (h["sessionPath"], h["messageIndex"], h["partIndex"], h["kind"], h["score"])
             for h in page["hits"]
@@ -62,21 +73,19 @@ def walk(catalog: Catalog, query: str, sort: str) -> list[tuple[Any, ...]]:
             return out
 
 
-@pytest.mark.usefixtures("cores")
 @pytest.mark.parametrize("sort", ["relevance", "newest", "oldest"])
 def test_every_page_is_the_one_a_single_connection_gives(
-    history: Catalog, sort: str, monkeypatch: pytest.MonkeyPatch
+    history: Catalog, sort: str, four: Wing
 ) -> None:
-    assert split.shares(history) == 4
-    shared = {q: walk(history, q, sort) for q in QUERIES}
-    monkeypatch.setattr(split, "ENABLED", False)
-    assert split.shares(history) == 1
-    alone = {q: walk(history, q, sort) for q in QUERIES}
+    shares = four.shares(history)
+    assert shares is not None and shares.parts == 4
+    shared = {q: walk(history, q, sort, four) for q in QUERIES}
+    alone = {q: walk(history, q, sort, Wing()) for q in QUERIES}
+    assert Wing().shares(history) is None
     assert shared == alone
     assert all(shared[q] for q in ("the", "the kind:tool_output", "迁移", "needle3"))
 
 
-@pytest.mark.usefixtures("cores")
 def test_the_ranges_cover_every_row_once(history: Catalog) -> None:
     for table, layout in TABLES.items():
         ranges = split.rowid_ranges(history, 4, layout.slot_shift)
@@ -94,17 +103,17 @@ def test_the_ranges_cover_every_row_once(history: Catalog) -> None:
         assert sum(1 for n in shares if n) > 1, f"{table}: one range holds every row"
 
 
-@pytest.mark.usefixtures("cores")
 def test_a_commit_between_the_shares_falls_back_to_one_connection(
-    history: Catalog, monkeypatch: pytest.MonkeyPatch
+    history: Catalog, monkeypatch: pytest.MonkeyPatch, four: Wing
 ) -> None:
-    expected = search(history, "the", limit=20)["hits"]
+    expected = search(history, "the", Wing(), limit=20)["hits"]
+    shares = four.shares(history)
+    assert shares is not None
     with pytest.raises(split.SnapshotMoved):
         split.split_query(
-            history,
+            shares,
             history.revision() + 1,
             lambda bounds: ("SELECT 1", []),
-            2,
             DOCUMENTS.slot_shift,
         )
     asked: list[int] = []
@@ -114,47 +123,54 @@ def test_a_commit_between_the_shares_falls_back_to_one_connection(
         raise split.SnapshotMoved
 
     monkeypatch.setattr(split, "_share", moved)
-    assert search(history, "the", limit=20)["hits"] == expected
+    assert search(history, "the", four, limit=20)["hits"] == expected
     assert asked  # the shares were asked, and their answer set aside
 
 
-@pytest.mark.usefixtures("cores")
-def test_the_spare_connections_close_with_their_catalog(tmp_path: Path) -> None:
+def test_the_spare_connections_close_with_their_catalog(tmp_path: Path, four: Wing) -> None:
     """A closed catalog leaves no connection open on its file (its last close then
     checkpoints the WAL into the file, whose header other builds read)."""
     catalog = open_catalog(tmp_path)
     Indexer(catalog).run([Path(corpus.cached("native", 6, 12).out)])
-    assert search(catalog, "the", limit=5)["hits"]
-    spares = list(catalog.spares)
+    assert search(catalog, "the", four, limit=5)["hits"]
+    lent = four.shares(catalog)
+    assert lent is not None
+    spares = lent.spares.idle
     assert 1 <= len(spares) <= 3  # the other shares' connections, kept for the next search
     catalog.close()
-    assert catalog.spares == []
+    assert lent.spares.idle == []
     for db in spares:
         with pytest.raises(sqlite3.ProgrammingError):
             db.execute("SELECT 1")
 
 
-@pytest.mark.usefixtures("cores")
-def test_the_shares_setting_narrows_or_turns_off_the_split(
-    history: Catalog, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_settings_narrow_or_turn_off_the_split(monkeypatch: pytest.MonkeyPatch) -> None:
+    cpus = usable_cpus()
     monkeypatch.setenv("CONVODEX_SEARCH_SHARES", "2")
-    assert split.shares(history) == 2
+    assert Accelerators.from_config().shares == min(2, cpus)
     monkeypatch.setenv("CONVODEX_SEARCH_SHARES", "1")
-    assert split.shares(history) == 1
+    assert Accelerators.from_config().shares == 1
     monkeypatch.setenv("CONVODEX_SEARCH_SHARES", "16")
-    assert split.shares(history) == 4  # never more than four
+    assert Accelerators.from_config().shares == min(4, cpus)  # never more than four
+    monkeypatch.setenv("CONVODEX_ACCELERATORS", "off")
+    assert Accelerators.from_config() == Accelerators()  # every accelerator off
+    monkeypatch.setenv("CONVODEX_ACCELERATORS", "on")
     monkeypatch.setenv("CONVODEX_SEARCH_SHARES", "many")
     with pytest.raises(ConfigError, match="CONVODEX_SEARCH_SHARES must be an integer"):
-        split.shares(history)
+        Accelerators.from_config()
+    monkeypatch.setenv("CONVODEX_ACCELERATORS", "sometimes")
+    with pytest.raises(ConfigError, match="CONVODEX_ACCELERATORS must be on or off"):
+        Accelerators.from_config()
 
 
 def spares_in_worker() -> int:
     """Run in a search worker process: the spare connections its catalog keeps."""
-    from convodex.catalog import workers
+    from convodex.catalog.speed import workers
 
-    assert workers._searcher is not None
-    return len(workers._searcher.catalog.spares)
+    assert workers._searchers is not None
+    searcher = workers._searchers[0]
+    shares = searcher.speed.shares(searcher.catalog)
+    return 0 if shares is None else len(shares.spares.idle)
 
 
 def test_a_search_worker_splits_a_search_only_while_it_is_the_only_one(
@@ -162,15 +178,15 @@ def test_a_search_worker_splits_a_search_only_while_it_is_the_only_one(
 ) -> None:
     """`serve`'s workers: a lone search uses every core, as the CLI's does; under load
     each search stays on its worker's core."""
-    from convodex.catalog.workers import SearchPool
+    from convodex.catalog.speed.workers import SearchPool
 
-    pool = SearchPool(history, 1)
+    pool = SearchPool(history, Accelerators(shares=2, search_workers=1))
     try:
-        expected = search(history, "the", limit=20)["hits"]
+        expected = search(history, "the", Wing(), limit=20)["hits"]
         page = pool.search(SearchRequest(query="the", limit=20))
         assert to_builtins(page)["hits"] == expected
         spares = pool._pool.submit(spares_in_worker).result()
-        assert spares == (1 if split.usable_cpus() >= 2 else 0)
+        assert spares == 1  # its lone search was split in two
         assert pool._running == 0
     finally:
         pool.close()

@@ -10,6 +10,8 @@ from contextlib import contextmanager
 import uvicorn
 from starlette.types import ASGIApp
 
+from convodex.server import Database
+
 
 def user(text: str) -> dict[str, object]:
     return {"role": "user", "content": text}
@@ -31,6 +33,15 @@ def tool_call(command: str) -> dict[str, object]:
 
 def tool_result(text: str) -> dict[str, object]:
     return {"role": "toolResult", "toolCallId": "c1", "content": [{"type": "text", "text": text}]}
+
+
+def set_session_facts(db: Database, sid: str, machine: str, agent: str, project: str) -> None:
+    """What a synced session carries, set directly (as ``convodex sync`` would)."""
+    with db.write() as tx:
+        tx.run(
+            "UPDATE sessions SET machine = ?, agent = ?, project = ? WHERE id = ?",
+            (machine, agent, project, sid),
+        )
 
 
 @contextmanager

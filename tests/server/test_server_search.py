@@ -148,8 +148,9 @@ def test_old_matches_behind_many_newer_non_matching_candidates_are_found(
 ) -> None:
     sid = create_session(db, people.alice.id, title="deep")
     append(db, sid, user("the old qq answer"), created_at=1)
-    for i in range(620):
-        # The raw JSON matches "qq" but nothing shown does.
+    for i in range(420):
+        # The raw JSON matches "qq" but nothing shown does (fewer than the 500 raw
+        # matches one search accepts in all).
         append(db, sid, tool_call(f"echo qq {i}"), created_at=10 + i)
     for i in range(620):
         append(db, sid, user(f"unrelated {i}"), created_at=1_000 + i)

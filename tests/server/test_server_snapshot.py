@@ -20,11 +20,13 @@ def test_a_concurrent_writer_never_changes_a_running_search(
     sid = create_session(db, people.alice.id, title="busy")
     append(db, sid, user("first zq answer"), created_at=1)
     append(db, sid, user("second zq answer"), created_at=2)
-    for i in range(700):
-        # Newer raw matches that show nothing: the reader needs two candidate pages.
+    for i in range(450):
+        # Newer raw matches that show nothing (fewer than the 500 raw matches one
+        # search accepts in all)...
         append(db, sid, tool_call(f"zq {i}"), created_at=10 + i)
-    for i in range(3):
-        # Newer shown rows that do not match: the projected path probes them first.
+    for i in range(300):
+        # ... and newer shown rows that do not match: the raw reader needs two windows,
+        # and the projected path probes these first.
         append(db, sid, user(f"filler {i}"), created_at=1_000 + i)
     expected = [h.snippet for h in search_messages(db, people.alice, query)]
     assert expected == ["second zq answer", "first zq answer"]

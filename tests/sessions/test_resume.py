@@ -3,17 +3,18 @@ workspace; overrides from the config file; a real exec of a stub agent; ``--in``
 
 from __future__ import annotations
 
+import getpass
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from convodex.text.agents import agent_key
+from convodex.text.redact import redact_paths
 from helpers import FIXTURES, CliRun, as_json, hits, write_claude_session
-from stub_agents import stub_agents
+from stub_agents import run_convodex, stub_agents
 
 # The agents' own documented resume commands (tests/fixtures/README.md, "Formats and
 # resume commands"), for a fixture session of each: (ref, the command --print shows).
@@ -86,7 +87,7 @@ def test_print_gives_each_agents_documented_command(
 
 
 def test_hits_carry_the_resume_command(fixtures_indexed: None, cli: CliRun) -> None:
-    found = {h["agent"]: h["resumeCommand"] for h in hits(cli, "repository")}
+    found = {agent_key(h["agent"]): h["resumeCommand"] for h in hits(cli, "repository")}
     assert found["claude_code"] == DOCUMENTED["claude_code"][1]
     vscode = hits(cli, "the", "--agent", "copilot-vscode")
     assert vscode and all(h["resumeCommand"] is None for h in vscode)
@@ -107,7 +108,7 @@ def test_the_config_file_overrides_and_bad_files_are_one_line(
     vscode = as_json(cli("resume", NO_COMMAND["copilot-vscode"], "--json"))
     assert vscode["argv"] == ["code", "--reuse-window", "."]
     # Hits offer the same command.
-    found = {h["agent"]: h["resumeCommand"] for h in hits(cli, "repository")}
+    found = {agent_key(h["agent"]): h["resumeCommand"] for h in hits(cli, "repository")}
     assert found["claude_code"].endswith("--fork-session")
 
     for text, message in [
@@ -125,7 +126,7 @@ def test_the_config_file_overrides_and_bad_files_are_one_line(
         assert lines[0].startswith(f"error: {path}") or message in lines[0]
         assert message in lines[0], (text, lines[0])
         # Search keeps working on a broken file, with the agents' own commands.
-        found = {h["agent"]: h["resumeCommand"] for h in hits(cli, "repository")}
+        found = {agent_key(h["agent"]): h["resumeCommand"] for h in hits(cli, "repository")}
         assert found["claude_code"] in (DOCUMENTED["claude_code"][1], None)
 
 
@@ -143,7 +144,7 @@ def test_a_config_file_with_roots_still_gives_its_templates(
     result = cli("resume", claude_ref, "--print")
     assert result.exit_code == 0, result.output
     assert result.stdout.endswith("--fork-session\n")
-    found = {h["agent"]: h["resumeCommand"] for h in hits(cli, "repository")}
+    found = {agent_key(h["agent"]): h["resumeCommand"] for h in hits(cli, "repository")}
     assert found["claude_code"].endswith("--fork-session")
     listed = as_json(cli("sources", "--json", cache=False))
     assert str(extra.resolve()) in [r["path"] for r in listed["roots"]]
@@ -160,15 +161,7 @@ def test_refs_ambiguous_and_unknown(fixtures_indexed: None, cli: CliRun) -> None
     assert "a prefix needs at least 6 characters" in short.stderr
 
 
-def run(env: dict[str, str], cache: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "convodex", *args, "--cache-dir", str(cache)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-        check=False,
-    )
+run = run_convodex
 
 
 def workspace_session(tmp_path: Path, cli: CliRun) -> tuple[str, Path]:
@@ -197,18 +190,22 @@ def test_resume_execs_the_agent_in_the_workspace(
     seen: dict[str, Any] = json.loads(record.read_text("utf-8"))
     assert seen == {"argv": ["--resume", session_id], "cwd": str(workspace)}
 
-    # --in: another agent, same directory, the brief as its first prompt.
+    # --in: another agent, same directory, pointed at the brief's file (an agent that
+    # reads files gets it by its file, never on its command line).
     record.unlink()
     done = run(env, cache_dir, "resume", f"{session_id}#2", "--in", "codex")
     assert done.returncode == 0, done.stderr
     seen = json.loads(record.read_text("utf-8"))
     assert seen["cwd"] == str(workspace) and len(seen["argv"]) == 1
-    brief = seen["argv"][0]
+    kept = cache_dir / "handoffs" / f"{session_id}.md"
+    assert seen["argv"][0].startswith(f"Read the hand-off brief in {kept} ")
+    brief = kept.read_text("utf-8")
     assert brief.startswith("# Continuing: migrate the orders table to the new schema")
     assert "## Goal (the first request)" in brief and "backfill runs nightly" in brief
-    assert f"- Workspace: `{workspace}`" in brief
-    kept = cache_dir / "handoffs" / f"{session_id}.md"
-    assert kept.read_text("utf-8") == brief and kept.stat().st_mode & 0o777 == 0o600
+    # Redacted by default: no home directory and no user name in its paths.
+    shown = redact_paths(str(workspace), str(Path.home()), getpass.getuser())
+    assert f"- Workspace: `{shown}`" in brief
+    assert kept.stat().st_mode & 0o777 == 0o600
 
     printed = run(env, cache_dir, "resume", session_id, "--in", "gemini", "--print")
     assert printed.returncode == 0, printed.stderr

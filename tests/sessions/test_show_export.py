@@ -16,7 +16,9 @@ from typing import Any
 import pytest
 
 from convodex.catalog.service import HistoryService
+from convodex.sessions.page import markdown_html, pretty
 from convodex.sources.discover import FORMATS
+from convodex.text.agents import agent_label
 from helpers import FIXTURES, CliRun, as_json, read_all, write_session, write_vscdb
 
 DAG_LOG = [
@@ -92,7 +94,7 @@ def test_show_and_export_every_format(indexed: list[str], cli: CliRun) -> None:
     assert set(FORMATS) <= set(picked), f"no fixture session for {set(FORMATS) - set(picked)}"
     for fmt, (ref, expected) in sorted(picked.items()):
         shown = as_json(cli("show", ref, "--format", "json"))
-        assert (shown["sessionPath"], shown["agent"]) == (ref.rsplit("#", 1)[0], fmt)
+        assert (shown["sessionPath"], shown["agent"]) == (ref.rsplit("#", 1)[0], agent_label(fmt))
         assert [m["messageIndex"] for m in shown["messages"]] == [m.index for m in expected]
         assert shown["messageCount"] == len(expected)
         for got, want in zip(shown["messages"], expected, strict=True):
@@ -111,11 +113,12 @@ def test_show_and_export_every_format(indexed: list[str], cli: CliRun) -> None:
         page = cli("export", ref, "--format", "html").stdout
         for words in said:
             assert words in text and words in unfolded and words in markdown, fmt
-            assert html.escape(words) in page, fmt
+            assert markdown_html(words) in page, fmt  # the agent's Markdown, rendered
         for doc in tools:
             body = doc.text.removeprefix(doc.tool_name or "").strip()
             first = body.splitlines()[0] if body.strip() else ""
-            assert first in unfolded and first in markdown and html.escape(first) in page
+            assert first in unfolded and first in markdown
+            assert html.escape(pretty(body), quote=False) in page, fmt
 
 
 def test_the_effective_branch_only(indexed: list[str], cli: CliRun) -> None:

@@ -122,3 +122,150 @@ def test_the_brief_is_bounded() -> None:
     assert "`src/app.py`" in text and "`pytest -x tests/`" in text
     assert "- bash: error: 2 failed" in text
     assert "## Last turns" in text and "(#29)" in text
+
+
+# -- every form it claims to catch, with whatever text around it (hypothesis) ----------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from convodex.text.redact import redact_paths  # noqa: E402
+
+_ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+_B64URL = _ALNUM + "_-"
+
+
+def _run(alphabet: str, low: int, high: int) -> st.SearchStrategy[str]:
+    return st.text(alphabet, min_size=low, max_size=high)
+
+
+# Each provider shape the module's docstring lists, generated from its published form.
+TOKENS = st.one_of(
+    _run(_B64URL, 20, 40).map(lambda s: "sk-ant-" + s),
+    st.tuples(st.sampled_from(["", "proj-", "svcacct-", "admin-"]), _run(_B64URL, 20, 40)).map(
+        lambda t: "sk-" + t[0] + t[1]
+    ),
+    st.tuples(st.sampled_from("pousr"), _run(_ALNUM, 30, 40)).map(lambda t: f"gh{t[0]}_{t[1]}"),
+    _run(_ALNUM + "_", 22, 40).map(lambda s: "github_pat_" + s),
+    _run(_B64URL, 20, 30).map(lambda s: "glpat-" + s),
+    st.tuples(st.sampled_from("abposr"), _run(_ALNUM + "-", 10, 30)).map(
+        lambda t: f"xox{t[0]}-{t[1]}"
+    ),
+    st.tuples(st.sampled_from(["AKIA", "ASIA"]), _run(_ALNUM[:26] + "0123456789", 16, 16)).map(
+        "".join
+    ),
+    _run(_B64URL, 35, 35).map(lambda s: "AIza" + s),
+    st.tuples(
+        st.sampled_from(["sk", "rk", "pk"]), st.sampled_from(["live", "test"]), _run(_ALNUM, 16, 30)
+    ).map(lambda t: f"{t[0]}_{t[1]}_{t[2]}"),
+    _run(_ALNUM, 30, 40).map(lambda s: "hf_" + s),
+    _run(_ALNUM, 36, 36).map(lambda s: "npm_" + s),
+    st.tuples(_run(_B64URL, 8, 20), _run(_B64URL, 8, 20), _run(_B64URL, 8, 20)).map(
+        lambda t: f"eyJ{t[0]}.eyJ{t[1]}.{t[2]}"
+    ),
+)
+# A value an assignment masks: a word that is not a count or a flag, or a token.
+VALUES = st.one_of(
+    _run(_ALNUM + "._/+-", 4, 24).filter(
+        lambda v: (
+            any(c.isalpha() for c in v)
+            and v.lower() not in {"true", "false", "null", "none", "yes", "no"}
+        )
+    ),
+    TOKENS,
+)
+NAMES = st.sampled_from(
+    [
+        "GITHUB_TOKEN",
+        "password",
+        "DB_PASSWORD",
+        "passwd",
+        "secret",
+        "api_key",
+        "OPENAI_API_KEY",
+        "apikey",
+        "access_key",
+        "client_secret",
+        "private_key",
+        "auth_token",
+        "credentials",
+    ]
+)
+
+
+@st.composite
+def secrets(draw: st.DrawFn) -> tuple[str, str]:
+    """(a secret in one of the claimed forms, what redaction makes of it)."""
+    form = draw(st.sampled_from(["token", "assign", "quoted", "json", "header", "url", "key"]))
+    if form == "token":
+        return draw(TOKENS), MASK
+    name, value = draw(NAMES), draw(VALUES)
+    if form == "assign":
+        sep = draw(st.sampled_from(["=", ": ", " = ", ":"]))
+        return f"{name}{sep}{value}", f"{name}{sep}{MASK}"
+    if form == "quoted":
+        quote = draw(st.sampled_from(["'", '"']))
+        return f"{name}={quote}{value}{quote}", f"{name}={quote}{MASK}{quote}"
+    if form == "json":
+        return f'"{name}": "{value}"', f'"{name}": "{MASK}"'
+    if form == "header":
+        scheme = draw(st.sampled_from(["Bearer", "Basic", "Token"]))
+        credential = draw(st.one_of(_run(_ALNUM + "._~+/=-", 12, 40), TOKENS))
+        return f"Authorization: {scheme} {credential}", f"Authorization: {scheme} {MASK}"
+    if form == "url":
+        user = draw(_run(_ALNUM, 1, 10))
+        password = draw(st.one_of(_run(_ALNUM + "!$%*+-._~", 1, 20), TOKENS))
+        host = draw(st.sampled_from(["db.internal:5432/app", "github.com/o/r.git", "h"]))
+        scheme = draw(st.sampled_from(["postgres", "https", "redis"]))
+        return f"{scheme}://{user}:{password}@{host}", f"{scheme}://{user}:{MASK}@{host}"
+    body = draw(_run(_ALNUM + "+/=\n", 1, 80))
+    label = draw(st.sampled_from(["", "RSA ", "OPENSSH ", "EC "]))
+    block = f"-----BEGIN {label}PRIVATE KEY-----\n{body}\n-----END {label}PRIVATE KEY-----"
+    return block, MASK
+
+
+PLAIN = st.lists(
+    st.sampled_from(["run", "the", "deploy", "then", "check", "logs", "ok", "42", "(done)"]),
+    max_size=4,
+).map(" ".join)
+SEPARATORS = st.sampled_from([" ", "\n", " | ", "; ", "\t"])
+
+
+@settings(max_examples=250, deadline=None)
+@given(PLAIN, SEPARATORS, secrets(), SEPARATORS, PLAIN)
+def test_every_claimed_form_is_masked_whole(
+    before: str, left: str, secret: tuple[str, str], right: str, after: str
+) -> None:
+    """The secret goes, the form around it stays, and nothing is left over: no stray
+    character of the secret or of the mask (``GITHUB_TOKEN=[redacted]]`` was one)."""
+    raw, masked = secret
+    text = f"{before}{left}{raw}{right}{after}"
+    out = redact(text)
+    assert out == f"{before}{left}{masked}{right}{after}"
+    assert redact(out) == out  # a redacted text stays as it is
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(secrets(), min_size=2, max_size=5), SEPARATORS)
+def test_several_secrets_side_by_side(found: list[tuple[str, str]], sep: str) -> None:
+    text = sep.join(raw for raw, _ in found)
+    assert redact(text) == sep.join(masked for _, masked in found)
+
+
+def test_the_reported_token_assignment() -> None:
+    token = "ghp_" + "a1B2" * 9
+    assert redact(f"export GITHUB_TOKEN={token}") == f"export GITHUB_TOKEN={MASK}"
+    assert redact(f"GITHUB_TOKEN={token}]") == f"GITHUB_TOKEN={MASK}]"
+
+
+def test_home_and_user_name_in_paths() -> None:
+    home, user = "/home/alice", "alice"
+    text = (
+        "cat /home/alice/app/.env and ~/.claude/projects/-home-alice-app/s.jsonl; "
+        "/tmp/alice/x; alice said hi; /home/alicebob/y"
+    )
+    assert redact_paths(text, home, user) == (
+        "cat ~/app/.env and ~/.claude/projects/-home-[user]-app/s.jsonl; "
+        "/tmp/[user]/x; alice said hi; /home/alicebob/y"
+    )
+    assert redact_paths("/home/alice", home, user) == "~"

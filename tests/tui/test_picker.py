@@ -98,13 +98,13 @@ def test_type_move_preview_filter_and_resume(
             await until(pilot, lambda: second.ref in shown(preview), "the second preview")
             context = shown(preview)
             assert f"#{second.message_index} {second.role}" in context
-            if second.agent == "claude_code":
+            if second.agent == "claude-code":
                 assert "batches worked, thanks" in context  # the hit in its context
 
             await pilot.press("ctrl+t")  # the first agent: claude-code
             await until(
                 pilot,
-                lambda: bool(app.hits) and {h.agent for h in app.hits.values()} == {"claude_code"},
+                lambda: bool(app.hits) and {h.agent for h in app.hits.values()} == {"claude-code"},
                 "the agent filter",
             )
             assert "agent: claude-code" in shown(app.query_one("#status", Static))

@@ -66,6 +66,23 @@ def test_show_through_the_service_is_the_same(warm: WarmServer, cache_dir: Path)
     assert warm.served == served + 12
 
 
+def test_recent_through_the_service_is_the_same(warm: WarmServer, cache_dir: Path) -> None:
+    served = warm.served
+    cases = [
+        ["recent"],
+        ["recent", "--json"],
+        ["recent", "--limit", "2", "--color", "always"],
+        ["recent", "agent:session_log", "--json"],
+        ["recent", "--project", "/work/p2"],
+        ["recent", "--here", "--json"],
+        ["recent", "--page", "2", "--limit", "1"],
+    ]
+    for args in cases:
+        through, local = both(cache_dir, *args)
+        assert through == local and through[0] == 0
+    assert warm.served == served + len(cases)
+
+
 def test_the_library_call_returns_the_same_model(
     warm: WarmServer, history: HistoryService, cache_dir: Path
 ) -> None:

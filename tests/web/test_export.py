@@ -37,7 +37,7 @@ def test_export_over_http(root: Path, cache_dir: Path) -> None:
         found = client.get("/search", params={"q": "staging"}).json()["hits"]
         assert found and found[0]["resumeCommand"] is None  # native logs have none
         view = client.get("/sessions/deploy-day").json()
-        assert view["agent"] == "session_log" and view["resumeCommand"] is None
+        assert view["agent"] == "session-log" and view["resumeCommand"] is None
 
         page = client.get("/sessions/deploy-day/export", params={"format": "html"})
         assert page.status_code == 200

@@ -155,7 +155,7 @@ def test_search_worker_processes_answer_with_the_runtime_overlay(
     write_session(root, "s2", convo("walrus"))
     pooled = service(cache_dir, [root], search_workers=2)
     with serving(pooled) as client:
-        assert pooled.pool is not None and pooled.pool.workers == 2
+        assert pooled.speed.workers == 2
         wait_for(lambda: progress(client)["state"] == "complete")
         client.post("/runtime", json={"open": ["s2"], "running": [], "current": "s2"})
         hits = client.get("/search", params={"q": "walrus", "sort": "newest"}).json()["hits"]

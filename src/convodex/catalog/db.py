@@ -19,7 +19,7 @@ import errno
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Literal
 
@@ -29,7 +29,6 @@ from convodex import config
 from convodex.catalog import shutdown
 from convodex.catalog.migrations import MIGRATIONS
 from convodex.errors import CatalogError
-from convodex.models import Progress
 from convodex.sqlite import SQLITE_VERSION, is_busy, sqlite3, transaction
 from convodex.text.tokens import TOKENIZER_VERSION
 
@@ -44,8 +43,9 @@ MIN_SQLITE = (3, 43, 0)  # FTS5 contentless_delete
 PROJECTION_VERSION = 6
 
 
-class Catalog(msgspec.Struct):
-    """An open catalog connection and how it was opened."""
+class Catalog(msgspec.Struct, weakref=True, eq=False):
+    """An open catalog connection and how it was opened (one object per connection:
+    compared and hashed by identity)."""
 
     db: sqlite3.Connection
     path: Path | None
@@ -63,15 +63,15 @@ class Catalog(msgspec.Struct):
     checked: bool = False
     # The file's inode when opened: recovery moves only that file aside.
     inode: int | None = None
-    # Idle read connections to the same file, for a search's other shares (``split``):
-    # closed with this catalog.
-    spares: list[sqlite3.Connection] = msgspec.field(default_factory=list)
-    # The last progress this connection computed, and what it was computed for
-    # (``search.progress``): kept until anything is committed.
-    progress_kept: tuple[tuple[object, ...], Progress] | None = None
+    # What closes with this connection, and when recovery replaces its file: the
+    # accelerators' other connections to it (``speed.split.Spares``).
+    closers: list[Callable[[], None]] = msgspec.field(default_factory=list)
     # This process has the file open for writing (``shutdown``): removed on close, a
     # mark left behind tells the next open that this process died with it open.
     mark: shutdown.OpenMark | None = None
+    # How long a write waits out another process's (``transaction``); the freshness
+    # check of a search sets 0 for its writes: a reader never waits for a writer.
+    write_wait: float | None = None
 
     @property
     def writable(self) -> bool:
@@ -86,15 +86,15 @@ class Catalog(msgspec.Struct):
             )
 
     def close(self) -> None:
-        self.close_spares()
+        self.close_others()
         self.db.close()
         if self.mark is not None:
             self.mark.close()
 
-    def close_spares(self) -> None:
-        while self.spares:
-            with contextlib.suppress(sqlite3.Error):
-                self.spares.pop().close()
+    def close_others(self) -> None:
+        """Close the other connections to this file that accelerators keep."""
+        for close in self.closers:
+            close()
 
     def __enter__(self) -> Catalog:
         return self
@@ -107,8 +107,23 @@ class Catalog(msgspec.Struct):
         """One write transaction; rolls back on any error. Another process's write is
         waited out (it is not corruption), up to ``WRITE_WAIT_SECONDS``."""
         self.require_writable()
-        with self.lock, transaction(self.db, wait_seconds=WRITE_WAIT_SECONDS) as db:
+        wait = WRITE_WAIT_SECONDS if self.write_wait is None else self.write_wait
+        with self.lock, transaction(self.db, wait_seconds=wait) as db:
             yield db
+
+    @contextlib.contextmanager
+    def without_waiting(self) -> Iterator[None]:
+        """Writes in this block fail at once (busy) when another connection writes,
+        instead of waiting it out: for work that is better left for later."""
+        with self.lock:
+            before = self.db.execute("PRAGMA busy_timeout").fetchone()[0]
+            self.write_wait = 0.0
+            self.db.execute("PRAGMA busy_timeout = 0")
+            try:
+                yield
+            finally:
+                self.write_wait = None
+                self.db.execute(f"PRAGMA busy_timeout = {int(before)}")
 
     def verify(self) -> None:
         """Quick-check a file the open did not when one is due (``shutdown``: never
@@ -135,7 +150,7 @@ class Catalog(msgspec.Struct):
                 return True
             if self.path is None or not self.writable:
                 return False
-            self.close_spares()
+            self.close_others()
             with contextlib.suppress(sqlite3.Error):
                 self.db.close()
             moved: Path | None = None
@@ -534,7 +549,10 @@ def open_file(path: Path, *, check: bool = False) -> Catalog:
             version = int(db.execute("PRAGMA user_version").fetchone()[0])
             if version > SCHEMA_VERSION:
                 raise NewerSchema(version)
-            db.execute("PRAGMA auto_vacuum = INCREMENTAL")  # takes effect on a new file only
+            if not db.execute("PRAGMA page_count").fetchone()[0]:
+                # Takes effect on a new file only, and asks for the write lock: on a
+                # file another process writes, an open (a search's) would wait for it.
+                db.execute("PRAGMA auto_vacuum = INCREMENTAL")
             db.execute("PRAGMA journal_mode = WAL")
             db.execute("PRAGMA synchronous = NORMAL")
             # A new file is sound; after an unclean shutdown the open checks (L20).

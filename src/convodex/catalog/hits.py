@@ -10,9 +10,7 @@ title's source) come from the catalog; the title's words come from the source.
 from __future__ import annotations
 
 import functools
-import threading
-from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,10 +20,12 @@ from convodex import config
 from convodex.catalog import spans
 from convodex.catalog.db import Catalog
 from convodex.catalog.rowids import SLOT_SHIFT, UNIT_MASK, kind_of, part_of
+from convodex.catalog.speed.wing import Wing
 from convodex.errors import NotFound, QueryError
 from convodex.models import ContextMessage, Hit
 from convodex.sqlite import bound_runs, sqlite3
-from convodex.text.query import Query, first_match
+from convodex.text.agents import agent_label
+from convodex.text.query import Query, first_match, snippet_spans
 from convodex.text.snippet import collapse_whitespace, head, window
 
 if TYPE_CHECKING:
@@ -42,38 +42,6 @@ class RuntimeState(msgspec.Struct, frozen=True):
     open: frozenset[str] = frozenset()
     running: frozenset[str] = frozenset()
     current: str | None = None
-
-
-class _TitleCache:
-    """Each session file's title, kept while the file's identity holds.
-
-    A warm process (serve, MCP, the picker) reads a file's title (its format's own, or
-    its first user message) once, not once per search: on a common word's page of 50
-    hits from 49 sessions, a third of the messages read were titles.
-    """
-
-    def __init__(self, keep: int = 4096) -> None:
-        self._keep = keep
-        self._entries: OrderedDict[tuple[str, int, int], str | None] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(
-        self, path: str, size: int, mtime_ns: int, read: Callable[[], str | None]
-    ) -> str | None:
-        key = (path, size, mtime_ns)
-        with self._lock:
-            if key in self._entries:
-                self._entries.move_to_end(key)
-                return self._entries[key]
-        title = read()
-        with self._lock:
-            self._entries[key] = title
-            while len(self._entries) > self._keep:
-                self._entries.popitem(last=False)
-        return title
-
-
-TITLES = _TitleCache()
 
 
 # A source's path as a Path, made once a process: a page of hits from 180 sessions
@@ -119,9 +87,10 @@ _SOURCE_COLUMNS = (
 class Hydrator:
     """Builds hits for one search from its sources; caches per search what it reads."""
 
-    def __init__(self, catalog: Catalog, runtime: RuntimeState) -> None:
+    def __init__(self, catalog: Catalog, runtime: RuntimeState, speed: Wing | None = None) -> None:
         self.catalog = catalog
         self.runtime = runtime
+        self.speed = speed or Wing()
         self.sources: dict[int, SourceRow | None] = {}
         self._resume_templates: Mapping[str, str | None] | None = None
         self._resume_commands: dict[tuple[str, str, str | None], str | None] = {}
@@ -245,15 +214,15 @@ class Hydrator:
             session_id=session_id,
             session_path=src.path,
             source_format=src.format,
-            agent=src.format,
+            agent=agent_label(src.format),
             message_index=index,
             part_index=part,
             kind=doc.kind,
             role=message.role,
             tool_name=doc.tool_name,
-            snippet=window(doc.text, span[0], span[1], SNIPPET_RADIUS),
+            snippet=snippet(query, doc.text, span),
             score=round(-score, 6),
-            session_title=self.title(src, message),
+            session_title=self.title(src, message) or session_id,
             workspace_root=src.workspace,
             project=src.workspace,
             message_at=int(at) if timed else None,
@@ -272,6 +241,10 @@ class Hydrator:
         """The format's own title, else the first user message, else None (L14)."""
         if message.session_id:  # a conversation inside a file of many
             return message.title or None
+        return self.session_title(src)
+
+    def session_title(self, src: SourceRow) -> str | None:
+        """The title of the source's own session (read once a search)."""
         if None not in src.titles:
             src.titles[None] = self._title(src)
         return src.titles[None]
@@ -279,9 +252,7 @@ class Hydrator:
     def _title(self, src: SourceRow) -> str | None:
         """Kept for the file as this search found it: a file changed since it was last
         read (a rename appended, say) has its title read again, once."""
-        if src.seen is None:
-            return self._read_title(src)
-        return TITLES.get(src.path, *src.seen, lambda: self._read_title(src))
+        return self.speed.title(src.path, src.seen, lambda: self._read_title(src))
 
     def _read_title(self, src: SourceRow) -> str | None:
         if src.size is not None and src.mtime_ns is not None:
@@ -336,7 +307,8 @@ class Hydrator:
         if not changed or not self.catalog.writable:
             return
         try:
-            with self.catalog.transaction() as db:
+            # A search never waits for a writer: busy, the next scan notices it.
+            with self.catalog.without_waiting(), self.catalog.transaction() as db:
                 db.executemany(
                     "UPDATE sources SET pending = 1, health = CASE WHEN health = 'ok' "
                     "THEN 'stale' ELSE health END WHERE id = ?",
@@ -344,6 +316,14 @@ class Hydrator:
                 )
         except sqlite3.OperationalError:
             pass  # busy: the next scan notices the change anyway
+
+
+def snippet(query: Query, text: str, first: tuple[int, int]) -> str:
+    """The hit's snippet: one window around the stretch holding the query's terms, or
+    a shorter window around each of a few stretches when they lie far apart."""
+    pieces = snippet_spans(query, text, first, SNIPPET_RADIUS)
+    radius = SNIPPET_RADIUS // len(pieces)
+    return " ".join(window(text, start, end, radius) for start, end in pieces)
 
 
 def title_from(first_user: SourceMessage | None) -> str | None:

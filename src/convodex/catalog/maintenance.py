@@ -27,8 +27,11 @@ from convodex.catalog.db import (
     stored_user_version,
     unusable_reason,
 )
+from convodex.catalog.failures import failed_sources
 from convodex.catalog.indexer import Indexer
 from convodex.catalog.search import progress
+from convodex.catalog.speed.settings import Accelerators
+from convodex.catalog.speed.wing import Wing
 from convodex.errors import CatalogError
 from convodex.models import CatalogReport, QuarantinedFile, ReindexReport
 from convodex.sources.base import Budget
@@ -132,10 +135,11 @@ def _inspect(db: sqlite3.Connection, report: CatalogReport) -> None:
     report.error_classes = {
         str(name): int(count)
         for name, count in db.execute(
-            "SELECT error_class, count(*) FROM sources WHERE error_class IS NOT NULL "
-            "GROUP BY error_class ORDER BY error_class"
+            "SELECT error_class, count(*) FROM sources WHERE health = 'failed' "
+            "AND error_class IS NOT NULL GROUP BY error_class ORDER BY error_class"
         )
     }
+    report.failed = failed_sources(db)
     report.revision = read_revision(db)
 
 
@@ -168,11 +172,13 @@ def reindex_history(
     *,
     budget: Budget | None = None,
     mountinfo: str | None = None,
+    accelerators: Accelerators | None = None,
 ) -> ReindexReport:
     """Rebuild the history catalog from ``roots`` into a new file, then swap it in.
 
     The old catalog serves searches until the swap and stays as it was if the
     rebuild fails. A catalog from a newer build is refused, never replaced.
+    ``accelerators``: default ``Accelerators.from_config`` (the helper process, bands).
     """
     path = config.catalog_path(cache_dir)
     reason = unusable_reason(path.parent, mountinfo)
@@ -197,11 +203,15 @@ def reindex_history(
     remove_with_side_files(new)
     try:
         catalog = open_file(new)
+        speed = Wing(accelerators or Accelerators.from_config())
         try:
-            stats = Indexer(catalog, budget).run([r for r in root_list if r.is_dir()])
+            indexer = Indexer(catalog, budget, speed=speed)
+            stats = indexer.run([r for r in root_list if r.is_dir()])
             state = progress(catalog)
+            failed = failed_sources(catalog.db)
             catalog.db.execute("PRAGMA journal_mode = DELETE")  # one self-contained file
         finally:
+            speed.close()
             catalog.close()
         replaced = path.exists()
         replace_catalog(new, path)
@@ -222,4 +232,5 @@ def reindex_history(
         roots=[str(r) for r in root_list],
         stats=stats,
         progress=state,
+        failed=failed,
     )

@@ -44,10 +44,13 @@ class SearchRequest(msgspec.Struct, frozen=True, kw_only=True):
     values of one filter are alternatives (any may match), filters all apply.
     """
 
-    query: str
+    # Words and qualifiers (L12); without words it browses sessions (L17).
+    query: str = ""
     kinds: Sequence[str] | None = None
     limit: int | None = None
     cursor: str | None = None
+    # A page by number (1: the first), instead of a cursor.
+    page: int | None = None
     # Messages of context before and after each hit (0: none).
     around: int = 0
     sort: str = "relevance"
@@ -172,13 +175,68 @@ def _marks(values: Sequence[object]) -> str:
     return ", ".join("?" for _ in values)
 
 
+class Filters(msgspec.Struct):
+    """A request's filters, validated and resolved: what a search and a browse share."""
+
+    kinds: tuple[Kind, ...]
+    since: int | None
+    until: int | None
+    tools: tuple[str, ...]
+    roots: list[str] | None
+    # Source-level constraints as a sources WHERE clause (empty: none).
+    where: list[str]
+    params: list[Any]
+    session_keys: tuple[str, ...]
+
+    def key_parts(self) -> list[Any]:
+        return [
+            self.roots,
+            self.where,
+            [str(p) for p in self.params],
+            list(self.session_keys),
+            self.since,
+            self.until,
+            list(self.tools),
+        ]
+
+
 def make_plan(catalog: Catalog, request: SearchRequest) -> Plan:
     """Parse and validate one request into a plan; bad values are one ``QueryError``."""
     query = parse(request.query)
-    given = query.qualifiers
     sort = next((s for s in SORTS if s == request.sort), None)
     if sort is None:
         raise QueryError(f"sort must be one of {', '.join(SORTS)}")
+    found = filters(catalog, request, query.qualifiers)
+    key_parts = [
+        query.key(),
+        list(found.kinds),
+        sort,
+        request.include_subagents,
+        *found.key_parts(),
+    ]
+    raw = msgspec.json.encode(key_parts)
+    return Plan(
+        query=query,
+        kinds=found.kinds,
+        sort=sort,
+        include_subagents=request.include_subagents,
+        since=found.since,
+        until=found.until,
+        tools=found.tools,
+        sources_sql=" AND ".join(found.where) if found.where else None,
+        sources_params=found.params,
+        session_keys=found.session_keys,
+        key=plan_key(raw),
+    )
+
+
+def plan_key(raw: bytes) -> str:
+    """A short key of a plan's encoded parts (cursors carry it)."""
+    return f"{zlib.crc32(raw):08x}{zlib.adler32(raw):08x}"
+
+
+def filters(catalog: Catalog, request: SearchRequest, given: dict[str, tuple[str, ...]]) -> Filters:
+    """The request's filters merged with the query's qualifiers (``given``), validated."""
     kinds = _kinds(
         [*(request.kinds or ()), *given.get("kind", ())],
         [
@@ -221,32 +279,15 @@ def make_plan(catalog: Catalog, request: SearchRequest) -> Plan:
     if until_ms is not None:
         where.append("(first_activity_at IS NULL OR first_activity_at <= ?)")
         params.append(until_ms)
-    key_parts = [
-        query.key(),
-        list(kinds),
-        sort,
-        request.include_subagents,
-        roots,
-        where,
-        [str(p) for p in params],
-        list(session_keys),
-        since_ms,
-        until_ms,
-        list(tools),
-    ]
-    raw = msgspec.json.encode(key_parts)
-    return Plan(
-        query=query,
+    return Filters(
         kinds=kinds,
-        sort=sort,
-        include_subagents=request.include_subagents,
         since=since_ms,
         until=until_ms,
         tools=tools,
-        sources_sql=" AND ".join(where) if where else None,
-        sources_params=params,
+        roots=roots,
+        where=where,
+        params=params,
         session_keys=session_keys,
-        key=f"{zlib.crc32(raw):08x}{zlib.adler32(raw):08x}",
     )
 
 
@@ -287,8 +328,11 @@ def _kinds(kinds: list[str], roles: list[str]) -> tuple[Kind, ...]:
 
 
 def agent_name(value: str) -> str:
-    """An agent as people write it: ``claude-code`` and ``claude_code`` alike."""
-    return value.strip().lower().replace("-", "_")
+    """An agent as people write it: ``claude-code``, ``claude_code`` and ``claude``
+    alike (``text.agents``)."""
+    from convodex.text.agents import agent_key
+
+    return agent_key(value)
 
 
 def _agents(values: list[str]) -> list[str]:
@@ -299,8 +343,11 @@ def _agents(values: list[str]) -> list[str]:
     names = list(dict.fromkeys(agent_name(v) for v in values))
     unknown = [n for n in names if n not in FORMATS]
     if unknown:
+        from convodex.text.agents import agent_label, did_you_mean
+
         raise QueryError(
-            "unknown agent; known: " + ", ".join(sorted(n.replace("_", "-") for n in FORMATS))
+            f"unknown agent;{did_you_mean(unknown[0], FORMATS)} known: "
+            + ", ".join(sorted(agent_label(n) for n in FORMATS))
         )
     return names
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from convodex.catalog.db import Catalog, is_corruption
 from convodex.catalog.indexer import Indexer
 from convodex.catalog.search import progress
+from convodex.catalog.speed.wing import Wing
 from convodex.hints import HintQueue
 from convodex.models import Event
 from convodex.sources.base import Budget
@@ -43,11 +44,12 @@ class Scheduler:
         hints: HintQueue | None = None,
         rescan_seconds: float = 60.0,
         follow_symlinks: bool = False,
+        speed: Wing | None = None,
     ) -> None:
         self.catalog = catalog
         self.roots = roots
         self.hints = hints if hints is not None else HintQueue()
-        self.indexer = Indexer(catalog, budget, follow_symlinks=follow_symlinks)
+        self.indexer = Indexer(catalog, budget, follow_symlinks=follow_symlinks, speed=speed)
         self.rescan_seconds = rescan_seconds
         self.listeners: list[Callable[[Event], None]] = []
         self.scans_completed = 0
@@ -165,7 +167,7 @@ class Scheduler:
     def _scan(self) -> None:
         """A full scan: register, index pending sources, then clean up.
 
-        The indexer commits about every 8 MiB and stops there for interactive reads
+        The indexer commits about every 4 MiB and stops there for interactive reads
         and hints (a batch boundary); a stopped scan removes nothing.
         """
         self.reason = "scan"

@@ -11,10 +11,7 @@ from __future__ import annotations
 
 import base64
 import bisect
-import contextlib
 import heapq
-import threading
-from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -22,11 +19,11 @@ from typing import Any
 import msgspec
 
 from convodex import config
-from convodex.catalog import bands, split
 from convodex.catalog.db import Catalog
 from convodex.catalog.hits import Hydrator, RuntimeState, around_path
 from convodex.catalog.plan import Plan, SearchRequest, make_plan
 from convodex.catalog.rowids import TABLES
+from convodex.catalog.speed.wing import Wing
 from convodex.errors import QueryError
 from convodex.models import ContextMessage, Hit, Progress, ProgressState, SearchPage
 from convodex.sqlite import sqlite3
@@ -38,40 +35,11 @@ CURSOR_VERSION = 2
 # One candidate: (order key, rowid, score). Relevance orders by BM25 rank (lower is
 # better), newest by minus the message time, oldest by the time; ties by rowid.
 Candidate = tuple[float, int, float]
-# Ordered candidate lists kept for paging on (per catalog revision), and the most
-# candidates one list holds: paging through a common word costs one ordering, not one
-# per page, so walking every hit is proportional to the hits.
-RANKED_LISTS = 8
-RANKED_MAX = 2_000_000
 
 
-class _RankedLists:
-    """A few complete, ordered candidate lists, by catalog revision, plan and table."""
-
-    def __init__(self) -> None:
-        self._lists: OrderedDict[tuple[object, ...], list[Candidate]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: tuple[object, ...]) -> list[Candidate] | None:
-        with self._lock:
-            found = self._lists.get(key)
-            if found is not None:
-                self._lists.move_to_end(key)
-            return found
-
-    def put(self, key: tuple[object, ...], candidates: list[Candidate]) -> None:
-        if len(candidates) > RANKED_MAX:
-            return
-        with self._lock:
-            self._lists[key] = candidates
-            while len(self._lists) > RANKED_LISTS:
-                self._lists.popitem(last=False)
-
-
-RANKED = _RankedLists()
-
-
-def progress(catalog: Catalog, root_ids: list[int] | None = None) -> Progress:
+def progress(
+    catalog: Catalog, root_ids: list[int] | None = None, speed: Wing | None = None
+) -> Progress:
     """``{state, indexed, total, pending, failed, revision}`` from the catalog alone.
 
     Kept per connection until anything is committed, by another connection (``PRAGMA
@@ -85,12 +53,9 @@ def progress(catalog: Catalog, root_ids: list[int] | None = None) -> Progress:
         catalog.mode,
         None if root_ids is None else tuple(root_ids),
     )
-    kept = catalog.progress_kept
-    if kept is not None and kept[0] == stamp:
-        return msgspec.structs.replace(kept[1])
-    counted = _count_progress(catalog, root_ids)
-    catalog.progress_kept = (stamp, counted)
-    return msgspec.structs.replace(counted)
+    if speed is None:
+        return _count_progress(catalog, root_ids)
+    return speed.progress(catalog, stamp, lambda: _count_progress(catalog, root_ids))
 
 
 def _count_progress(catalog: Catalog, root_ids: list[int] | None) -> Progress:
@@ -175,11 +140,15 @@ def validate_limit(limit: int | None) -> int:
 
 
 class Searcher:
-    """Runs searches against one catalog connection."""
+    """Runs searches against one catalog connection, with the accelerators of ``speed``
+    (none unless given: the core alone answers the same)."""
 
-    def __init__(self, catalog: Catalog, runtime: RuntimeState | None = None) -> None:
+    def __init__(
+        self, catalog: Catalog, runtime: RuntimeState | None = None, speed: Wing | None = None
+    ) -> None:
         self.catalog = catalog
         self.runtime = runtime or RuntimeState()
+        self.speed = speed or Wing()
 
     def search(self, request: SearchRequest) -> SearchPage:
         plan = make_plan(self.catalog, request)
@@ -195,7 +164,9 @@ class Searcher:
                 raise QueryError("cursor belongs to a different query (its words, filters or sort)")
             if cur_revision != revision:
                 return self._page([], None, revision, True, root_ids, False)
-        hydrator = Hydrator(self.catalog, self.runtime)
+        elif request.page is not None:
+            after = self._page_start(plan, request.page, limit)
+        hydrator = Hydrator(self.catalog, self.runtime, self.speed)
         try:
             hits, last, more = self._collect(plan, hydrator, limit, after, request.around)
         finally:
@@ -203,6 +174,19 @@ class Searcher:
         next_cursor = encode_cursor(revision, plan.key, last) if more and last else None
         subagents = not plan.include_subagents and self._subagents_match(plan)
         return self._page(hits, next_cursor, revision, False, root_ids, subagents)
+
+    def _page_start(self, plan: Plan, number: int, limit: int) -> tuple[float, int] | None:
+        """Where page ``number`` starts: after the candidates of the pages before it
+        (counted as candidates, so a page needs no cursor copied from the last)."""
+        if number < 1:
+            raise QueryError("page must be 1 or more")
+        if number == 1:
+            return None
+        before = self.candidates(plan, None, (number - 1) * limit)
+        if len(before) < (number - 1) * limit:
+            return (float("inf"), 2**63 - 1)  # past the last candidate: an empty page
+        order, rowid, _ = before[-1]
+        return (order, rowid)
 
     def _page(
         self,
@@ -219,7 +203,7 @@ class Searcher:
             revision=revision,
             stale_cursor=stale,
             subagent_hits=subagent_hits,
-            progress=progress(self.catalog, root_ids),
+            progress=progress(self.catalog, root_ids, self.speed),
         )
 
     def _collect(
@@ -273,7 +257,7 @@ class Searcher:
         """A first page's candidates: from the word's band when one answers it (a
         frequent word's page without ranking every match), else from FTS5."""
         if table == "documents":
-            found = bands.first(self.catalog, plan, count)
+            found = self.speed.first_page(self.catalog, plan, count)
             if found is not None:
                 return _candidates(found, table)
         return self._table_candidates(plan, table, count)
@@ -282,11 +266,7 @@ class Searcher:
         """Every candidate of one table in the plan's order (kept for later pages)."""
         where = self.catalog.path or id(self.catalog.db)
         key = (where, self.catalog.revision(), plan.key, table)
-        ordered = RANKED.get(key)
-        if ordered is None:
-            ordered = self._table_candidates(plan, table, None)
-            RANKED.put(key, ordered)
-        return ordered
+        return self.speed.ordered(key, lambda: self._table_candidates(plan, table, None))
 
     def _table_candidates(self, plan: Plan, table: str, count: int | None) -> list[Candidate]:
         """The first ``count`` candidates of one table in order (None: all of them),
@@ -320,13 +300,9 @@ class Searcher:
             return sql, params
 
         try:
-            parts = split.shares(self.catalog)
-            if parts > 1:
-                with contextlib.suppress(split.SnapshotMoved):
-                    revision = self.catalog.revision()
-                    shift = TABLES[table].slot_shift
-                    runs = split.split_query(self.catalog, revision, build, parts, shift)
-                    return _candidates(split.merged(runs, count), table)
+            rows = self.speed.split(self.catalog, build, count, TABLES[table].slot_shift)
+            if rows is not None:
+                return _candidates(rows, table)
             sql, params = build(None)
             return _candidates(self.catalog.db.execute(sql, params), table)
         except sqlite3.OperationalError as exc:

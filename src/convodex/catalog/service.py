@@ -31,13 +31,18 @@ from convodex.catalog.db import Catalog, catalog_error, connect, is_corruption, 
 from convodex.catalog.plan import SearchRequest
 from convodex.catalog.refs import SessionRef
 from convodex.catalog.search import RuntimeState, Searcher, progress, root_ids_for
+from convodex.catalog.speed.settings import Accelerators
+from convodex.catalog.speed.wing import Wing
 from convodex.errors import NotFound, QueryError, SourceError
 from convodex.models import (
     AroundResult,
     ContextMessage,
     Event,
+    FailedSource,
     IndexStats,
     Progress,
+    RecentPage,
+    Refresh,
     SearchPage,
     SessionDocument,
     SessionMessage,
@@ -45,12 +50,12 @@ from convodex.models import (
     Tree,
 )
 from convodex.sqlite import sqlite3
+from convodex.text.agents import agent_label
 
 if TYPE_CHECKING:
     from convodex.catalog.indexer import Progress as IndexProgress
     from convodex.catalog.listing import Listing
     from convodex.catalog.scheduler import Scheduler
-    from convodex.catalog.workers import SearchPool
     from convodex.hints import HintChannel, HintQueue
     from convodex.sources.base import Budget
 
@@ -89,6 +94,7 @@ class HistoryService:
         scope: list[Path] | None = None,
         background: Background | None = None,
         follow_symlinks: bool = False,
+        accelerators: Accelerators | None = None,
     ) -> None:
         self.catalog = catalog  # the owner connection: indexing writes here
         self.roots = roots
@@ -98,9 +104,14 @@ class HistoryService:
         # Searches see only these roots' sources (None: the whole catalog).
         self.scope = scope
         self.background = background or Background()
+        # The accelerators (``catalog/speed``): from the environment unless given;
+        # ``Accelerators()`` serves from the core alone.
+        if accelerators is None:
+            workers = self.background.search_workers
+            accelerators = Accelerators.from_config(search_workers=workers)
+        self.speed = Wing(accelerators)
         self.runtime = RuntimeState()
         self.scheduler: Scheduler | None = None
-        self.pool: SearchPool | None = None
         self.listing: Listing | None = None
         self.channel: HintChannel | None = None
         self.watching = threading.Event()  # set once the file watcher is running
@@ -119,11 +130,13 @@ class HistoryService:
         scoped: bool = False,
         background: Background | None = None,
         follow_symlinks: bool = False,
+        accelerators: Accelerators | None = None,
     ) -> HistoryService:
         """Open the catalog under ``cache_dir`` by the open policy (L8).
 
         ``scoped``: searches see only ``roots``; ``background``: how ``start`` works;
-        ``follow_symlinks``: index sources that are links out of their root.
+        ``follow_symlinks``: index sources that are links out of their root;
+        ``accelerators``: which speed-ups run (default: ``Accelerators.from_config``).
         """
         catalog = open_catalog(cache_dir)
         scope = roots if scoped else None
@@ -134,7 +147,32 @@ class HistoryService:
             scope=scope,
             background=background,
             follow_symlinks=follow_symlinks,
+            accelerators=accelerators,
         )
+
+    @classmethod
+    def open_existing(cls, cache_dir: Path | None, roots: list[Path]) -> HistoryService | None:
+        """The catalog as it is, read-only: never created, migrated, checked or indexed.
+
+        For callers that must not write or wait (the recall hook): None when there is no
+        catalog file, or one of another schema than this build's.
+        """
+        from convodex.catalog.db import SCHEMA_VERSION
+
+        path = config.catalog_path(cache_dir)
+        if not path.is_file():
+            return None
+        db = connect(str(path), read_only=True)
+        try:
+            # Through the connection: the file's header lags a WAL not checkpointed yet.
+            version = int(db.execute("PRAGMA user_version").fetchone()[0])
+        except sqlite3.Error:
+            db.close()
+            raise
+        if version != SCHEMA_VERSION:
+            db.close()
+            return None
+        return cls(Catalog(db, path, "degraded"), roots, cache_dir=cache_dir)
 
     def __enter__(self) -> HistoryService:
         return self
@@ -201,16 +239,45 @@ class HistoryService:
             self._readers.remove(catalog)
 
     def searcher(self) -> Searcher:
-        return Searcher(self.reader(), self.runtime)
+        return Searcher(self.reader(), self.runtime, self.speed)
 
-    def search(self, request: SearchRequest) -> SearchPage:
-        """One page of hits; never waits for indexing (progress says how far it is)."""
+    def recent(self, request: SearchRequest | None = None) -> RecentPage:
+        """Sessions newest first (L17): the request's filters and qualifiers, no words;
+        ``limit`` and ``cursor`` or ``page`` page it. Never waits for indexing."""
+        from convodex.catalog.recent import recent
+
+        request = request or SearchRequest()
         if self.scope is not None and request.roots is None:
             request = request.with_roots(self.scope)
+        scoped = request
+        return self._guarded(lambda: recent(self.reader(), scoped, self.runtime))
+
+    def search(self, request: SearchRequest) -> SearchPage:
+        """One page of hits; never waits for indexing (progress says how far it is).
+
+        A query without words (empty, or qualifiers only) browses: the page holds the
+        sessions ``recent`` lists and no hits, so it means the same on every surface.
+        """
+        from convodex.catalog.recent import is_browse
+
+        if self.scope is not None and request.roots is None:
+            request = request.with_roots(self.scope)
+        if is_browse(request):
+            listing = self.recent(request)
+            return SearchPage(
+                hits=[],
+                next_cursor=listing.next_cursor,
+                revision=listing.progress.revision,
+                stale_cursor=False,
+                subagent_hits=False,
+                progress=listing.progress,
+                sessions=listing.sessions,
+            )
         with self.interactive() if request.around else contextlib.nullcontext():
-            if self.pool is None:
+            pooled = self._guarded(lambda: self.speed.pooled(self.catalog, request))
+            if pooled is None:
                 return self._guarded(lambda: self.searcher().search(request))
-            page = self._guarded(lambda: self._pooled(request))
+            page = pooled
         runtime = self.runtime  # the overlay lives in this process, not in the workers
         for hit in page.hits:
             hit.open = hit.session_id in runtime.open
@@ -218,20 +285,10 @@ class HistoryService:
             hit.current = hit.session_id == runtime.current
         return page
 
-    def _pooled(self, request: SearchRequest) -> SearchPage:
-        """A search in a worker process; after a recovery the workers reopen the new file."""
-        assert self.pool is not None
-        if self.pool.generation != self.catalog.generation:
-            from convodex.catalog.workers import SearchPool
-
-            old, self.pool = self.pool, SearchPool(self.catalog, self.pool.workers)
-            old.close()
-        return self.pool.search(request)
-
     def progress(self) -> Progress:
         def run() -> Progress:
             catalog = self.reader()
-            return progress(catalog, root_ids_for(catalog, self.scope))
+            return progress(catalog, root_ids_for(catalog, self.scope), self.speed)
 
         return self._guarded(run)
 
@@ -308,11 +365,23 @@ class HistoryService:
             title=info.title,
             workspace_root=info.workspace_root,
             messages=messages,
-            agent=fmt,
+            agent=agent_label(fmt),
             resume_command=shown_resume_command(
                 fmt, session_id, info.workspace_root, usable_templates()
             ),
         )
+
+    def failed_sources(self) -> list[FailedSource]:
+        """The failed sources of this service's roots (every root when it has none)."""
+        from convodex.catalog.failures import failed_sources
+
+        def run() -> list[FailedSource]:
+            catalog = self.reader()
+            return failed_sources(
+                catalog.db, root_ids_for(catalog, self.scope or self.roots or None)
+            )
+
+        return self._guarded(run)
 
     def agents(self) -> list[str]:
         """The agents (source formats) the catalog holds sessions of, by name."""
@@ -323,6 +392,16 @@ class HistoryService:
             sql += f" WHERE root_id IN ({', '.join('?' for _ in root_ids)})"
             params = root_ids
         return sorted(str(row[0]) for row in catalog.db.execute(sql, params))
+
+    def message_count(self) -> int:
+        """How many messages the catalog holds: the scale relevance is judged on (recall
+        asks how rare its words are against it). A sum over sources, not over messages."""
+
+        def run() -> int:
+            row = self.reader().db.execute("SELECT total(message_count) FROM sources").fetchone()
+            return int(row[0] or 0)
+
+        return self._guarded(run)
 
     def resolve(self, ref: str) -> SessionRef:
         """The session a ref names (L15): an id, a 6+ character prefix, ``id#N`` or a
@@ -393,6 +472,26 @@ class HistoryService:
 
     # -- writes -----------------------------------------------------------------------
 
+    def refresh(self, budget_seconds: float | None = None) -> Refresh:
+        """Bring in transcripts changed or new since the last index, newest first,
+        within ``budget_seconds`` (``CONVODEX_REFRESH_BUDGET_MS``); what was left says
+        how many sessions a search may miss (L17). A background service keeps its
+        catalog current itself: it has nothing to do here."""
+        from convodex.catalog.freshness import refresh
+
+        if self.scheduler is not None:
+            return Refresh()
+        if budget_seconds is None:
+            budget_seconds = config.REFRESH_BUDGET.value() / 1000
+        budget = budget_seconds
+
+        def run() -> Refresh:
+            catalog = self.catalog
+            root_ids = root_ids_for(catalog, self.scope)
+            return refresh(catalog, root_ids, budget, self.follow_symlinks)
+
+        return self._guarded(run)
+
     def index(
         self, progress: IndexProgress | None = None, budget: Budget | None = None
     ) -> IndexStats:
@@ -405,9 +504,9 @@ class HistoryService:
 
         roots = [r for r in self.roots if r.is_dir()]
         return self._guarded(
-            lambda: Indexer(self.catalog, budget, follow_symlinks=self.follow_symlinks).run(
-                roots, progress
-            )
+            lambda: Indexer(
+                self.catalog, budget, follow_symlinks=self.follow_symlinks, speed=self.speed
+            ).run(roots, progress)
         )
 
     # -- background lifetime ------------------------------------------------------------
@@ -426,16 +525,17 @@ class HistoryService:
             hints=queue,
             rescan_seconds=settings.rescan_seconds,
             follow_symlinks=self.follow_symlinks,
+            speed=self.speed,
         )
         self.scheduler.listeners.append(self._refresh_listing(self.scheduler))
         if settings.listen_for_hints and self.catalog.mode == "disk":
             with contextlib.suppress(OSError):
                 self.channel = HintChannel(config.hint_socket_path(self.cache_dir), queue)
         self.scheduler.start()
-        if settings.search_workers and self.catalog.path is not None:
-            from convodex.catalog.workers import SearchPool
+        if self.speed.settings.search_workers:
+            from convodex.catalog.speed.workers import SearchPool
 
-            self.pool = SearchPool(self.catalog, settings.search_workers)
+            self.speed.start_workers(self.catalog, SearchPool)
         if watch:
             self._watcher = threading.Thread(target=self._watch, name="convodex-watch", daemon=True)
             self._watcher.start()
@@ -512,14 +612,13 @@ class HistoryService:
 
     def close(self) -> None:
         self._stop_watching.set()
-        if self.pool is not None:
-            self.pool.close()
         if self.scheduler is not None:
             self.scheduler.stop()
         if self._watcher is not None:
             self._watcher.join(5)
         if self.channel is not None:
             self.channel.close()
+        self.speed.close()
         with self._readers_lock:
             for catalog in self._readers:
                 with contextlib.suppress(Exception):

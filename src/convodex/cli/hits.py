@@ -14,7 +14,8 @@ from pathlib import Path
 
 import click
 
-from convodex.models import Hit, Progress, SearchPage
+from convodex.models import Hit, Progress, Refresh, SearchPage
+from convodex.text.agents import agent_label
 from convodex.text.query import Query, highlights
 
 
@@ -45,8 +46,9 @@ def local_time(epoch_ms: int | None) -> str:
     return datetime.fromtimestamp(epoch_ms / 1000).strftime("%Y-%m-%d %H:%M")
 
 
-def agent_label(agent: str) -> str:
-    return agent.replace("_", "-")
+def counted(count: int, noun: str) -> str:
+    """``1 source``, ``2 sources``: a count with its noun in the right number."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def describe_progress(state: Progress) -> str | None:
@@ -55,7 +57,7 @@ def describe_progress(state: Progress) -> str | None:
         return "the index is empty: run `convodex index` (or search with --wait)"
     if state.state == "indexing":
         return (
-            f"index incomplete: {state.indexed} of {state.total} sources indexed, "
+            f"index incomplete: {state.indexed} of {counted(state.total, 'source')} indexed, "
             f"{state.pending} pending; results may be partial (use --wait)"
         )
     if state.state == "degraded":
@@ -63,12 +65,30 @@ def describe_progress(state: Progress) -> str | None:
     return None
 
 
+def describe_refresh(refresh: Refresh) -> str | None:
+    """A line for stderr when a search's freshness check left sessions out, else None."""
+    if refresh.missing <= 0 and refresh.complete:
+        return None
+    if refresh.missing <= 0:
+        what = "recent sessions may be missing (the check ran out of time)"
+    else:
+        at_least = "" if refresh.complete else "at least "
+        what = f"{at_least}{counted(refresh.missing, 'recent session')} may be missing"
+    why = (
+        f"the catalog could not be refreshed: {refresh.reason}"
+        if refresh.reason
+        else "changed since the last index, not brought in within the time budget"
+    )
+    return f"{what} ({why}): search with --wait, or run `convodex index`"
+
+
 class HitPrinter:
     """Prints pages of hits for one query."""
 
-    def __init__(self, color: bool, query: Query) -> None:
+    def __init__(self, color: bool, query: Query, number: int = 1) -> None:
         self.color = color
         self.query = query
+        self.number = number  # the page's number: the next one is named at the end
 
     def echo(self, text: str = "", err: bool = False) -> None:
         # click strips styles when not on a terminal unless told to keep them.
@@ -89,7 +109,7 @@ class HitPrinter:
             if n:
                 self.echo()
             self.session(hits)
-        self.echo(self.summary(page, len(groups)))
+        self.echo(self.summary(page, len(groups), self.number))
         if page.subagent_hits:
             self.echo("sub-agent sessions match too: add --include-subagents to see them")
 
@@ -126,14 +146,10 @@ class HitPrinter:
         return "".join(out)
 
     @staticmethod
-    def summary(page: SearchPage, sessions: int) -> str:
+    def summary(page: SearchPage, sessions: int, number: int = 1) -> str:
         if not page.hits:
             return "no hits"
-        hits = len(page.hits)
-        line = (
-            f"{hits} hit{'' if hits == 1 else 's'} in {sessions} "
-            f"session{'' if sessions == 1 else 's'}"
-        )
+        line = f"{counted(len(page.hits), 'hit')} in {counted(sessions, 'session')}"
         if page.next_cursor:
-            line += f" · more: --cursor {page.next_cursor}"
+            line += f" · more: --page {number + 1}"
         return line

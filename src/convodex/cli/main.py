@@ -14,6 +14,7 @@ from convodex.errors import ConvodexError
 COMMANDS = {
     "index": "convodex.cli.search:index",
     "search": "convodex.cli.search:search",
+    "recent": "convodex.cli.recent:recent",
     "demo": "convodex.cli.search:demo",
     "sources": "convodex.cli.sources:sources",
     "serve": "convodex.cli.serve:serve",
@@ -25,6 +26,10 @@ COMMANDS = {
     "export": "convodex.cli.session:export",
     "resume": "convodex.cli.session:resume",
     "pick": "convodex.cli.pick:pick",
+    "recall": "convodex.cli.recall:recall",
+    "install": "convodex.cli.install:install",
+    "uninstall": "convodex.cli.install:uninstall",
+    "sync": "convodex.cli.sync:sync",
     "service": "convodex.cli.service:service",
 }
 

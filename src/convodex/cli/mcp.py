@@ -21,8 +21,17 @@ from convodex.cli.options import root_options, roots_or_defaults
     is_flag=True,
     help="Serve the catalog as it is; never scan the roots (another process keeps it current).",
 )
+@click.option(
+    "--no-redact",
+    is_flag=True,
+    help="Answer with text as recorded; by default likely secrets are masked (X11).",
+)
 def mcp(
-    roots: tuple[str, ...], follow_symlinks: bool, cache_dir: Path | None, no_index: bool
+    roots: tuple[str, ...],
+    follow_symlinks: bool,
+    cache_dir: Path | None,
+    no_index: bool,
+    no_redact: bool,
 ) -> None:
     """Serve the history_search tool to an agent over MCP (stdio).
 
@@ -41,4 +50,5 @@ def mcp(
         scoped=bool(roots),
         index=not no_index,
         follow_symlinks=follow_symlinks,
+        redact=not no_redact,
     )

@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from convodex.catalog.maintenance import doctor_catalogs, recorded_roots, reindex_history
+from convodex.cli.hits import counted
 from convodex.cli.options import cache_dir_option, emit_json, json_option
 from convodex.config import catalog_path
 from convodex.models import CatalogReport
@@ -22,9 +23,27 @@ def _megabytes(size: int) -> str:
     return f"{size / 1e6:.1f} MB"
 
 
-@click.group()
-def doctor() -> None:
-    """Diagnose convodex's local state (read-only)."""
+@click.group(invoke_without_command=True)
+@click.option("--failed", is_flag=True, help="List each failed source: its path and why.")
+@cache_dir_option
+@click.pass_context
+def doctor(ctx: click.Context, failed: bool, cache_dir: Path | None) -> None:
+    """Diagnose convodex's local state (read-only).
+
+    \b
+    --failed: each source that could not be indexed, one line each (path, reason).
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    if not failed:
+        click.echo(ctx.get_help())
+        return
+    from convodex.cli.search import print_failed
+
+    found = [source for report in doctor_catalogs(cache_dir) for source in report.failed]
+    if not found:
+        click.echo("no failed sources")
+    print_failed(found, indent="failed: ")
 
 
 @doctor.command("catalogs")
@@ -56,6 +75,8 @@ def _print_report(report: CatalogReport) -> None:
     )
     for error_class, count in report.error_classes.items():
         click.echo(f"  error class: {count} × {error_class}")
+    if report.failed:
+        click.echo("  failed sources: `convodex doctor --failed` lists them")
     for item in report.quarantined:
         click.echo(f"  quarantined: {item.path} ({_megabytes(item.size_bytes)})")
     if report.note:
@@ -98,8 +119,41 @@ def reindex_history_command(dirs: tuple[Path, ...], cache_dir: Path | None, as_j
     count = len(result.roots)
     click.echo(
         f"rebuilt {result.path} from {count} root{'' if count == 1 else 's'}: "
-        f"{stats.indexed} of {stats.sources} sources, {stats.messages} messages "
+        f"{stats.indexed} of {counted(stats.sources, 'source')}, "
+        f"{counted(stats.messages, 'message')} "
         f"in {stats.seconds:.2f} s; {stats.failed} failed"
     )
-    for error_class, count in sorted(stats.errors.items()):
-        click.echo(f"  failed: {count} × {error_class}")
+    from convodex.cli.search import print_failed
+
+    print_failed(result.failed)
+
+
+@doctor.command("agents")
+@click.option("--project", is_flag=True, help="This project's files instead of user-wide ones.")
+@json_option
+def doctor_agents_command(project: bool, as_json: bool) -> None:
+    """Per agent: installed, MCP server wired, recall hook wired, and why not."""
+    from convodex.agents.engine import status
+    from convodex.agents.registry import AGENTS
+    from convodex.agents.spec import Scope, launcher
+
+    scope = Scope(home=Path.home(), project=Path.cwd() if project else None)
+    command = launcher()
+    reports = [
+        status(agent, scope, command)
+        for agent in AGENTS.values()
+        if not (project and agent.no_project)
+    ]
+    if as_json:
+        emit_json({"agents": reports})
+        return
+    for report in reports:
+        hook = (
+            "no hook" if report.hook is None else ("hook wired" if report.hook else "no hook wired")
+        )
+        click.echo(
+            f"{report.agent:<12} {'installed' if report.installed else 'not installed':<14}"
+            f" {'MCP wired' if report.mcp else 'MCP not wired':<14} {hook}"
+        )
+        for why in report.why:
+            click.echo(f"{'':<12} {why}")

@@ -58,6 +58,88 @@ def root_options(fn: F) -> F:
     )(fn)
 
 
+def filter_options(fn: F) -> F:
+    """The filters of L13, shared by ``search`` and ``recent`` (``--agent`` … ``--session``);
+    the command receives them as keyword arguments ``request_filters`` turns into
+    ``SearchRequest`` fields."""
+    options = [
+        click.option(
+            "--agent", "agents", multiple=True, help="Only this agent's sessions (repeatable)."
+        ),
+        click.option(
+            "--project",
+            "projects",
+            multiple=True,
+            help="Only sessions in this workspace: a path (or below it) or its last name "
+            "(repeatable).",
+        ),
+        click.option(
+            "--here", is_flag=True, help="Only sessions of the current directory's project."
+        ),
+        click.option(
+            "--since", help="Only from then on: 2026-11-01, an ISO time, 7d, 12h, yesterday …"
+        ),
+        click.option("--until", help="Only until then (a date includes that day)."),
+        click.option("--tool", "tools", multiple=True, help="Only this tool's calls and results."),
+        click.option(
+            "--role", "roles", multiple=True, help="user, assistant or tool (repeatable)."
+        ),
+        click.option(
+            "--session", "sessions", multiple=True, help="Only this session (id or prefix)."
+        ),
+        click.option(
+            "--include-subagents", is_flag=True, help="Also sub-agent and headless sessions."
+        ),
+    ]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+def request_filters(options: dict[str, Any]) -> dict[str, Any]:
+    """``filter_options``' values as ``SearchRequest`` fields (``--here``: the user's
+    directory, the client's when a warm service runs the command)."""
+    from convodex.warm.context import current_dir
+
+    out = {
+        name: options.pop(name)
+        for name in (
+            "agents",
+            "since",
+            "until",
+            "tools",
+            "roles",
+            "sessions",
+            "include_subagents",
+        )
+    }
+    projects = options.pop("projects")
+    out["projects"] = (*projects, current_dir()) if options.pop("here") else projects
+    return out
+
+
+def refresh_option(fn: F) -> F:
+    """``--no-refresh``: answer from the catalog as it is (L17)."""
+    return click.option(
+        "--no-refresh",
+        "no_refresh",
+        is_flag=True,
+        help="Skip the check for transcripts changed since the last index.",
+    )(fn)
+
+
+def refreshed(service: Any, skip: bool) -> None:
+    """Bring in what changed since the last index (within its budget), and say on
+    stderr in one line what the answer may be missing."""
+    if skip:
+        return
+    from convodex.cli.hits import describe_refresh
+
+    note = describe_refresh(service.refresh())
+    if note:
+        click.echo(note, err=True)
+
+
 def emit_json(data: Any) -> None:
     """Print a result model (or plain data holding models) as one line of JSON."""
     from convodex.models import encode

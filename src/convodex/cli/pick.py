@@ -189,4 +189,6 @@ def carry_out(service: HistoryService, action: str, ref: str, cache_dir: Path | 
     name = re.sub(r"[^A-Za-z0-9._-]", "_", document.session_id)[:120] + ".md"
     path = Path.cwd() / name
     write_private(path, export(document, "markdown"))
-    click.echo(f"exported {document.message_count} messages to {path}")
+    from convodex.cli.hits import counted
+
+    click.echo(f"exported {counted(document.message_count, 'message')} to {path}")

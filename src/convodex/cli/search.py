@@ -4,25 +4,30 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
 from convodex import config
 from convodex.catalog.plan import SearchRequest
 from convodex.catalog.service import HistoryService
-from convodex.cli.hits import HitPrinter, use_color
+from convodex.cli.hits import HitPrinter, counted, short_path, use_color
+from convodex.cli.hub_search import hub_option, with_hub
 from convodex.cli.options import (
     cache_dir_option,
     color_option,
     emit_json,
+    filter_options,
     history,
     json_option,
+    refresh_option,
+    refreshed,
+    request_filters,
     root_options,
     roots_or_defaults,
 )
-from convodex.models import IndexReport, IndexStats
+from convodex.models import UNSET, FailedSource, IndexReport, IndexStats
 from convodex.text.query import parse
-from convodex.warm.context import current_dir
 
 
 def run_index(service: HistoryService, show_progress: bool) -> IndexStats:
@@ -60,33 +65,37 @@ def index(
     with HistoryService.open(cache_dir, root_list, follow_symlinks=follow_symlinks) as service:
         stats = run_index(service, not as_json and sys.stderr.isatty())
         state = service.progress()
+        failed = service.failed_sources()
     if as_json:
-        emit_json(IndexReport(stats=stats, progress=state, roots=[str(r) for r in root_list]))
+        roots_shown = [str(r) for r in root_list]
+        emit_json(IndexReport(stats=stats, progress=state, roots=roots_shown, failed=failed))
         return
+    click.echo(index_summary(stats, len(failed)))
+    print_failed(failed)
+
+
+def index_summary(stats: IndexStats, failed: int) -> str:
+    """One line: what this run changed, or that it changed nothing; ``failed`` counts
+    every failed source of the roots (as ``doctor`` does), not only this run's."""
+    sources = counted(stats.sources, "source")
+    if not (stats.indexed or stats.removed or stats.failed or stats.missing):
+        return f"nothing changed: {sources}, {failed} failed ({stats.seconds:.2f} s)"
     mb = stats.bytes_read / 1e6
-    click.echo(
-        f"indexed {stats.indexed} of {stats.sources} sources ({stats.messages} messages, "
-        f"{mb:.1f} MB) in {stats.seconds:.2f} s; {stats.failed} failed, {stats.removed} removed"
+    return (
+        f"indexed {stats.indexed} of {sources} ({counted(stats.messages, 'message')}, "
+        f"{mb:.1f} MB) in {stats.seconds:.2f} s; {failed} failed, {stats.removed} removed"
     )
-    for error_class, count in sorted(stats.errors.items()):
-        click.echo(f"  failed: {count} × {error_class}")
+
+
+def print_failed(failed: list[FailedSource], indent: str = "  failed: ") -> None:
+    """One line per failed source: its path (home as ``~``) and why."""
+    for source in failed:
+        click.echo(f"{indent}{short_path(source.path)}: {source.reason}")
 
 
 @click.command(context_settings={"ignore_unknown_options": True})
-@click.argument("words", nargs=-1, required=True)
-@click.option("--agent", "agents", multiple=True, help="Only this agent's sessions (repeatable).")
-@click.option(
-    "--project",
-    "projects",
-    multiple=True,
-    help="Only sessions in this workspace: a path (or below it) or its last name (repeatable).",
-)
-@click.option("--here", is_flag=True, help="Only sessions of the current directory's project.")
-@click.option("--since", help="Only messages from then on: 2026-11-01, an ISO time, 7d, 12h …")
-@click.option("--until", help="Only messages until then (a date includes that day).")
-@click.option("--tool", "tools", multiple=True, help="Only this tool's calls and results.")
-@click.option("--role", "roles", multiple=True, help="user, assistant or tool (repeatable).")
-@click.option("--session", "sessions", multiple=True, help="Only this session (id or prefix).")
+@click.argument("words", nargs=-1)
+@filter_options
 @click.option("--kind", "kinds", multiple=True, help="Kinds to search (repeatable).")
 @click.option(
     "--sort",
@@ -95,37 +104,32 @@ def index(
     show_default=True,
 )
 @click.option("--limit", type=int, default=config.DEFAULT_SEARCH_LIMIT, show_default=True)
+@click.option("--page", type=int, help="Page N of these hits (1: the first).")
 @click.option("--cursor", help="nextCursor from a previous page.")
 @click.option("--around", type=int, default=0, help="Messages of context before and after.")
 @click.option("--wait", is_flag=True, help="Index the roots first, then search.")
-@click.option(
-    "--include-subagents", is_flag=True, help="Also search sub-agent and headless sessions."
-)
+@refresh_option
 @color_option
 @root_options
 @json_option
+@hub_option
 def search(
     words: tuple[str, ...],
-    agents: tuple[str, ...],
-    projects: tuple[str, ...],
-    here: bool,
-    since: str | None,
-    until: str | None,
-    tools: tuple[str, ...],
-    roles: tuple[str, ...],
-    sessions: tuple[str, ...],
     kinds: tuple[str, ...],
     sort: str,
     limit: int,
+    page: int | None,
     cursor: str | None,
     around: int,
     wait: bool,
-    include_subagents: bool,
+    no_refresh: bool,
     color: str,
     roots: tuple[str, ...],
     follow_symlinks: bool,
     cache_dir: Path | None,
     as_json: bool,
+    ask_hub: bool,
+    **options: Any,
 ) -> None:
     """Search the catalog for QUERY. Never scans directories unless --wait is given.
 
@@ -133,6 +137,7 @@ def search(
     QUERY: words (all must match), "exact phrases", a OR b, -word or NOT word,
     prefix*, (groups), and qualifiers agent: project: kind: tool: role: session:
     since: until: (e.g. project:"my app" since:7d). A query may start with -.
+    Without words (filters only) it lists sessions newest first, as `recent` does.
     """
     # Given roots limit the search to them; --wait indexes them (or the defaults) first.
     root_list = roots_or_defaults(roots) if roots or wait else []
@@ -141,26 +146,34 @@ def search(
         kinds=kinds,
         limit=limit,
         cursor=cursor,
+        page=page,
         around=around,
         sort=sort,
-        include_subagents=include_subagents,
-        agents=agents,
-        projects=(*projects, current_dir()) if here else projects,
-        since=since,
-        until=until,
-        tools=tools,
-        roles=roles,
-        sessions=sessions,
+        **request_filters(options),
     )
     scoped = bool(roots)
     with history(cache_dir, root_list, scoped=scoped, follow_symlinks=follow_symlinks) as service:
         if wait:
             run_index(service, not as_json and sys.stderr.isatty())
-        page = service.search(request)
-    if as_json:
-        emit_json(page)
-        return
-    HitPrinter(use_color(color), parse(request.query)).page(page)
+        else:
+            refreshed(service, no_refresh)
+        found = service.search(request)
+
+    def show() -> None:
+        if found.sessions is not UNSET:
+            from convodex.cli.recent import SessionPrinter
+
+            printer = SessionPrinter(use_color(color), page)
+            printer.sessions(found.sessions, found.progress, found.next_cursor)
+            return
+        HitPrinter(use_color(color), parse(request.query), page or 1).page(found)
+
+    if ask_hub:
+        with_hub(found, request, as_json, show)
+    elif as_json:
+        emit_json(found)
+    else:
+        show()
 
 
 @click.command()
@@ -176,7 +189,7 @@ def demo(cache_dir: Path | None, query: str) -> None:
     with HistoryService.open(cache_dir, roots, scoped=True) as service:
         stats = run_index(service, sys.stderr.isatty())
         click.echo(
-            f"indexed {stats.indexed} sources ({stats.messages} messages) in "
+            f"indexed {counted(stats.indexed, 'source')} ({counted(stats.messages, 'message')}) in "
             f"{stats.seconds:.2f} s from {', '.join(map(str, roots))}"
         )
         click.echo(f"$ convodex search {query}")

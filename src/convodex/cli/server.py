@@ -13,7 +13,8 @@ from typing import Any, TypeVar
 
 import click
 
-from convodex.server.db import Database, default_url, open_database
+from convodex.server.connect import default_url, open_database
+from convodex.server.db import Database
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -96,20 +97,162 @@ def accounts_add(name: str, admin: bool, db_url: str | None, as_json: bool) -> N
     click.echo(f"token (shown once, only its hash is stored): {account.token}")
 
 
+@accounts.command("list")
+@db_option
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def accounts_list(db_url: str | None, as_json: bool) -> None:
+    """List the accounts (never their tokens)."""
+    from convodex.server.accounts import list_accounts
+
+    with _open(db_url) as db:
+        db.migrate()
+        found = list_accounts(db)
+    if as_json:
+        click.echo(
+            json.dumps(
+                [
+                    {
+                        "id": a.id,
+                        "name": a.name,
+                        "admin": a.is_admin,
+                        "revoked": a.revoked_at is not None,
+                        "teams": list(a.teams),
+                    }
+                    for a in found
+                ]
+            )
+        )
+        return
+    for a in found:
+        flags = ("admin " if a.is_admin else "") + ("revoked " if a.revoked_at else "")
+        teams = ", ".join(a.teams) or "-"
+        click.echo(f"{a.name}\t{a.id}\t{flags.strip() or 'account'}\tteams: {teams}")
+
+
+@accounts.command("revoke")
+@click.argument("account")
+@db_option
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def accounts_revoke(account: str, db_url: str | None, as_json: bool) -> None:
+    """Refuse ACCOUNT's token from now on (its sessions stay)."""
+    from convodex.server.accounts import revoke_account
+
+    with _open(db_url) as db:
+        db.migrate()
+        account_id = revoke_account(db, account)
+    if as_json:
+        click.echo(json.dumps({"id": account_id, "revoked": True}))
+    else:
+        click.echo(f"revoked {account} ({account_id}): its token is refused from now on")
+
+
+@accounts.command("rotate")
+@click.argument("account")
+@db_option
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def accounts_rotate(account: str, db_url: str | None, as_json: bool) -> None:
+    """Give ACCOUNT a new token (shown once); the old one is refused at once."""
+    from convodex.server.accounts import rotate_token
+
+    with _open(db_url) as db:
+        db.migrate()
+        rotated = rotate_token(db, account)
+    if as_json:
+        click.echo(json.dumps({"id": rotated.id, "name": rotated.name, "token": rotated.token}))
+        return
+    click.echo(f"rotated the token of {rotated.name} ({rotated.id})")
+    click.echo(f"token (shown once, only its hash is stored): {rotated.token}")
+
+
+@server.group("teams")
+def teams() -> None:
+    """Manage teams: their members search the sessions shared with them."""
+
+
+def _team_json(team: Any) -> str:
+    return json.dumps({"id": team.id, "name": team.name, "members": list(team.members)})
+
+
+def _team_command(name: str, doc: str, action: str) -> None:
+    @teams.command(name, help=doc)
+    @click.argument("team")
+    @click.argument("account")
+    @db_option
+    @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+    def command(team: str, account: str, db_url: str | None, as_json: bool) -> None:
+        from convodex.server import teams as library
+
+        change = library.add_member if action == "add" else library.remove_member
+        with _open(db_url) as db:
+            db.migrate()
+            info = change(db, team, account)
+        if as_json:
+            click.echo(_team_json(info))
+        else:
+            click.echo(f"{info.name}: {', '.join(info.members) or 'no members'}")
+
+
+_team_command("add", "Add ACCOUNT (name or id) to TEAM.", "add")
+_team_command("remove", "Remove ACCOUNT (name or id) from TEAM.", "remove")
+
+
+@teams.command("create")
+@click.argument("team")
+@db_option
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def teams_create(team: str, db_url: str | None, as_json: bool) -> None:
+    """Create TEAM (empty; add members with `teams add`)."""
+    from convodex.server.teams import create_team
+
+    with _open(db_url) as db:
+        db.migrate()
+        info = create_team(db, team)
+    click.echo(_team_json(info) if as_json else f"created team {info.name} ({info.id})")
+
+
+@teams.command("list")
+@db_option
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def teams_list(db_url: str | None, as_json: bool) -> None:
+    """List the teams and their members."""
+    from convodex.server.teams import list_teams
+
+    with _open(db_url) as db:
+        db.migrate()
+        found = list_teams(db)
+    if as_json:
+        click.echo("[" + ", ".join(_team_json(t) for t in found) + "]")
+        return
+    for t in found:
+        click.echo(f"{t.name}: {', '.join(t.members) or 'no members'}")
+
+
 @server.command("serve")
 @db_option
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind.")
 @click.option("--port", default=8765, show_default=True, type=int, help="Port to bind.")
-def serve(db_url: str | None, host: str, port: int) -> None:
+@click.option(
+    "--replica-db",
+    "replica_url",
+    envvar="CONVODEX_SERVER_REPLICA_DB",
+    default=None,
+    metavar="URL",
+    help="A streaming read replica (postgresql://…) that serves searches and session "
+    "reads; a caller always sees its own writes [env: CONVODEX_SERVER_REPLICA_DB]",
+)
+def serve(db_url: str | None, host: str, port: int, replica_url: str | None) -> None:
     """Serve /brain/search and the journal write API over HTTP."""
+    import contextlib
+
     import uvicorn
 
     from convodex.web.server_app import create_app
 
-    with _open(db_url) as db:
+    with _open(db_url) as db, contextlib.ExitStack() as stack:
         db.migrate()
+        replica = stack.enter_context(open_database(replica_url)) if replica_url else None
         uvicorn.run(
-            create_app(db),
+            create_app(db, replica),
             host=host,
             port=port,
             log_config=_log_config(),

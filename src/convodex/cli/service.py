@@ -24,7 +24,7 @@ def _idle_option(fn: click.decorators.FC) -> click.decorators.FC:
 
 @click.group()
 def service() -> None:
-    """A background service that answers short commands (search, show) at once."""
+    """A background service that answers short commands (search, show, recent) at once."""
 
 
 @service.command()

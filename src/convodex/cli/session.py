@@ -15,7 +15,7 @@ import click
 from convodex import config
 from convodex.catalog.refs import SessionRef
 from convodex.catalog.service import HistoryService
-from convodex.cli.hits import use_color
+from convodex.cli.hits import counted, use_color
 from convodex.cli.options import cache_dir_option, color_option, emit_json, history, json_option
 from convodex.models import SessionDocument
 from convodex.sessions.resume import Launch
@@ -126,9 +126,12 @@ def show(
 @click.option(
     "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write to FILE."
 )
+@click.option("--force", is_flag=True, help="With -o: replace FILE when it exists.")
 @click.option("--redact", is_flag=True, help="Replace likely secrets with [redacted].")
 @cache_dir_option
-def export(ref: str, fmt: str, output: Path | None, redact: bool, cache_dir: Path | None) -> None:
+def export(
+    ref: str, fmt: str, output: Path | None, force: bool, redact: bool, cache_dir: Path | None
+) -> None:
     """Export a session as a self-contained Markdown, HTML or JSON document.
 
     \b
@@ -136,9 +139,12 @@ def export(ref: str, fmt: str, output: Path | None, redact: bool, cache_dir: Pat
     The effective branch with every tool call, under a header (title, agent, project,
     dates, message count). HTML has its CSS inline and loads nothing.
     """
+    from convodex.errors import InvalidInput
     from convodex.sessions.render import export as render_export
     from convodex.sessions.transcript import redact_document
 
+    if output is not None and not force and os.path.lexists(output):
+        raise InvalidInput(f"{output} already exists: add --force to replace it")
     with open_service(cache_dir) as service:
         document = service.document(service.resolve(ref))
     if redact:
@@ -147,19 +153,24 @@ def export(ref: str, fmt: str, output: Path | None, redact: bool, cache_dir: Pat
     if output is None:
         click.echo(written, nl=False)
         return
-    write_private(output, written)
-    click.echo(f"exported {document.message_count} messages to {output}", err=True)
+    write_private(output, written, replace=force)
+    click.echo(f"exported {counted(document.message_count, 'message')} to {output}", err=True)
 
 
-def write_private(path: Path, text: str) -> None:
-    """A new file readable by its owner only: conversations are private."""
+def write_private(path: Path, text: str, *, replace: bool = True) -> None:
+    """A new file readable by its owner only: conversations are private. Without
+    ``replace`` an existing file is an error, never overwritten (even one that appears
+    meanwhile)."""
     from convodex.errors import InvalidInput
 
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if replace else os.O_EXCL)
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        fd = os.open(path, flags, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
     except OSError as exc:
+        if isinstance(exc, FileExistsError):
+            raise InvalidInput(f"{path} already exists: add --force to replace it") from exc
         raise InvalidInput(f"{path}: cannot be written ({exc.strerror})") from exc
 
 
@@ -179,6 +190,7 @@ def resume_target(
     into: str | None,
     max_bytes: int,
     cache_dir: Path | None,
+    redact: bool = True,
 ) -> tuple[Launch, Path | None, str]:
     """(the launch, the brief's path or None, the line ``--print`` shows)."""
     from convodex.sessions import resume
@@ -187,11 +199,17 @@ def resume_target(
     if into is None:
         launch = resume.resume_launch(target.agent, target.session_id, target.workspace)
         return launch, None, launch.shell()
+    from convodex.sessions.transcript import redact_document
+
     document = service.document(target)
-    text = brief(document, max_bytes)
+    shared = redact_document(document) if redact else document
+    text = brief(shared, max_bytes)
     path = brief_path(cache_dir, document.session_id)
     write_private(path, text)
+    # The agent runs in the session's real workspace, whatever the brief shows of it.
     launch = resume.handoff_launch(into, text, path, document.project)
+    if text not in launch.argv:
+        return launch, path, launch.shell()  # the brief goes by its file
     shown = resume.handoff_launch(into, "\0brief\0", path, document.project).shell()
     shown = shown.replace(shlex.quote("\0brief\0"), f'"$(cat {shlex.quote(str(path))})"')
     return launch, path, shown
@@ -210,6 +228,12 @@ def resume_target(
 @click.option(
     "--print", "print_only", is_flag=True, help="Print the command instead of running it."
 )
+@click.option(
+    "--redact/--no-redact",
+    default=True,
+    show_default=True,
+    help="With --in: mask likely secrets, the home directory and the user name in the brief.",
+)
 @json_option
 @cache_dir_option
 def resume(
@@ -217,6 +241,7 @@ def resume(
     into: str | None,
     max_bytes: int,
     print_only: bool,
+    redact: bool,
     as_json: bool,
     cache_dir: Path | None,
 ) -> None:
@@ -227,10 +252,12 @@ def resume(
     The agent's documented resume command runs in the session's workspace and takes
     over the terminal; override it per agent in the [resume] table of
     $XDG_CONFIG_HOME/convodex/config.toml. --in AGENT starts AGENT there instead, with
-    a Markdown brief of the session as its first prompt.
+    a Markdown brief of the session as its first prompt: redacted unless --no-redact,
+    kept in a private file and, where the agent reads files, passed by that file.
     """
     with open_service(cache_dir) as service:
-        run_resume(service, service.resolve(ref), into, max_bytes, print_only, as_json, cache_dir)
+        target = service.resolve(ref)
+        run_resume(service, target, into, max_bytes, print_only, as_json, cache_dir, redact)
 
 
 def run_resume(
@@ -241,12 +268,13 @@ def run_resume(
     print_only: bool,
     as_json: bool,
     cache_dir: Path | None,
+    redact: bool = True,
 ) -> None:
     """Print the command, or close the service and become the agent (never returns)."""
     from convodex.sessions.resume import check, execute
 
     launch, path, shown = resume_target(
-        service, target, into=into, max_bytes=max_bytes, cache_dir=cache_dir
+        service, target, into=into, max_bytes=max_bytes, cache_dir=cache_dir, redact=redact
     )
     if as_json:
         emit_json(

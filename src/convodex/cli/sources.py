@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from convodex.cli.hits import counted
 from convodex.cli.options import emit_json, json_option, roots_or_defaults
 from convodex.sources.discover import FORMATS, scan
 from convodex.sources.discover import describe as describe_source
@@ -59,7 +60,7 @@ def sources(roots: tuple[str, ...], as_json: bool) -> None:
         state = "" if row["exists"] else "  (missing)"
         click.secho(f"{row['path']}{state}", bold=True)
         found = ", ".join(f"{n} {fmt}" for fmt, n in sorted(row["formats"].items())) or "none"
-        click.echo(f"  format {row['format']}: {row['sources']} sources ({found})")
+        click.echo(f"  format {row['format']}: {counted(row['sources'], 'source')} ({found})")
         if row["subagents"] or row["headless"] or row["archived"]:
             click.echo(
                 f"  {row['subagents']} sub-agent, {row['headless']} headless, "

@@ -1,7 +1,8 @@
 """The conversation server (SPEC S): journal, projection and literal search."""
 
 from convodex.server.accounts import Caller, NewAccount, add_account, authenticate, get_caller
-from convodex.server.db import Database, DatabaseUnavailable, default_url, open_database
+from convodex.server.connect import default_url, open_database
+from convodex.server.db import Database, DatabaseUnavailable
 from convodex.server.journal import (
     Entry,
     Session,

@@ -3,7 +3,8 @@
 One small interface over SQLite and PostgreSQL: a :class:`Database` hands out
 transactions (:meth:`Database.write`, :meth:`Database.snapshot`) as :class:`Tx`
 objects whose SQL uses ``?`` placeholders on both dialects. What differs between
-the dialects lives in ``convodex.server.dialects``.
+the dialects lives in ``convodex.server.dialects``; :mod:`convodex.server.connect`
+opens one (this module never imports a dialect, so neither imports the other).
 """
 
 from __future__ import annotations
@@ -14,22 +15,18 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime, timedelta
 from importlib import resources
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
-from convodex import config
-from convodex.errors import CatalogError, ConvodexError, QueryError
-
-if TYPE_CHECKING:
-    from convodex.server.matching import LikeGroup
+from convodex.errors import ServerError
+from convodex.server.matching import LikeGroup
+from convodex.text.query import Node
 
 Row = tuple[Any, ...]
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
-SERVER_EXTRA = "PostgreSQL support needs the server extra: pip install 'convodex[server]'"
 
 
-class DatabaseUnavailable(CatalogError):
+class DatabaseUnavailable(ServerError):
     """The database is busy, locked or unreachable: retry later (HTTP 503).
 
     Drivers' own errors are translated into this one, so callers (and the HTTP
@@ -48,6 +45,8 @@ class Cursor(Protocol):
     def fetchone(self) -> Any: ...
 
     def fetchall(self) -> list[Any]: ...
+
+    def executemany(self, query: Any, params_seq: Any, /) -> Any: ...
 
 
 class Dialect(ABC):
@@ -89,6 +88,23 @@ class Dialect(ABC):
     def text_params(self, query: str, use_index: bool) -> list[object]:
         """Parameters for :meth:`text_source` and :meth:`text_match`, in that order."""
 
+    #: the expression that writes an entry's ranked tokens from :meth:`tokens_param`
+    tokens_sql: str = "?"
+    #: the FROM clause of a ranked search (yields ``e``), its match and its score; the
+    #: score (higher is better) takes ``ranked_score_params`` copies of the expression
+    ranked_from: str = "entries e"
+    ranked_where: str = ""
+    ranked_score: str = ""
+    ranked_score_params: int = 0
+
+    def tokens_param(self, tokens: list[str] | None) -> object:
+        """An entry's indexed tokens (``None``: no search row) as the column stores them."""
+        return None if tokens is None else " ".join(tokens)
+
+    @abstractmethod
+    def ranked_expression(self, tree: Node) -> str:
+        """The L12 match tree as this database's full-text query text."""
+
     @abstractmethod
     def raw_match(self, column: str, group: LikeGroup) -> tuple[str, list[object]]:
         """A predicate and its parameters: ``column`` (raw JSON) matches any of the
@@ -114,6 +130,11 @@ class Tx:
     def all(self, sql: str, params: Sequence[object] = ()) -> list[Row]:
         self._cursor.execute(self.dialect.sql(sql), tuple(params))
         return [tuple(row) for row in self._cursor.fetchall()]
+
+    def many(self, sql: str, rows: Sequence[Sequence[object]]) -> None:
+        """Run one statement for each row of parameters (batched by the driver)."""
+        if rows:
+            self._cursor.executemany(self.dialect.sql(sql), [tuple(r) for r in rows])
 
     def ts(self, micros: int) -> object:
         return self.dialect.ts_param(micros)
@@ -161,7 +182,7 @@ class Database(ABC):
         applied = set(self.applied_migrations())
         newest_known = max(known, default=0)
         if applied and max(applied) > newest_known:
-            raise CatalogError(
+            raise ServerError(
                 f"database schema version {max(applied)} is newer than this build "
                 f"understands ({newest_known})"
             )
@@ -185,11 +206,6 @@ def available_migrations(dialect: str) -> dict[int, tuple[str, str]]:
     return found
 
 
-def like_escape(text: str) -> str:
-    """Make ``%``, ``_`` and ``\\`` literal in a LIKE pattern escaped with ``\\``."""
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
 def now_micros() -> int:
     return (datetime.now(UTC) - EPOCH) // timedelta(microseconds=1)
 
@@ -198,32 +214,3 @@ def micros_to_iso(micros: int) -> str:
     """``2026-01-01T00:00:00.000000Z``: the ``ts`` of a hit."""
     moment = EPOCH + timedelta(microseconds=micros)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def default_url() -> str:
-    """The embedded default: a SQLite file under convodex's data directory."""
-    return f"sqlite:///{config.data_home() / 'server' / 'server.sqlite'}"
-
-
-def open_database(url: str, *, pool_size: int = 10) -> Database:
-    """Open ``sqlite:///path`` or ``postgresql://…``; the caller closes it."""
-    if url.startswith("sqlite://"):
-        from convodex.server.dialects.sqlite import SQLiteDatabase
-
-        # As in SQLAlchemy: sqlite:///relative/file, sqlite:////absolute/file.
-        if not url.startswith("sqlite:///") or len(url) == len("sqlite:///"):
-            raise QueryError("a SQLite database URL looks like sqlite:///path/to/file.sqlite")
-        return SQLiteDatabase(Path(url[len("sqlite:///") :]))
-    if url.startswith(("postgresql://", "postgres://")):
-        try:
-            from convodex.server.dialects.postgresql import PostgresDatabase
-        except ModuleNotFoundError as exc:
-            if exc.name not in ("psycopg", "psycopg_pool"):
-                raise
-            # The lean install (SPEC X8) has no PostgreSQL driver.
-            raise ConvodexError(SERVER_EXTRA) from None
-        except ImportError as exc:
-            # Installed but unusable, e.g. psycopg finds no libpq.
-            raise ConvodexError(f"PostgreSQL support is unavailable: {exc}") from None
-        return PostgresDatabase(url, max_size=pool_size)
-    raise QueryError("the database URL must start with sqlite:/// or postgresql://")

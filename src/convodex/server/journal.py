@@ -25,6 +25,7 @@ from convodex.server.projection import (
     payload_hash,
     refresh_entry,
 )
+from convodex.server.teams import member_team
 
 KINDS = ("personal", "channel")
 FORK_BATCH = 500
@@ -45,6 +46,8 @@ class Session:
     fork_state: str
     cleared_at: int | None
     head_seq: int | None
+    #: the team the session is shared with, or ``None``
+    team_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -64,7 +67,7 @@ class Entry:
 
 
 _SESSION_COLUMNS = (
-    "id, owner_id, kind, title, created_at, forked_from, fork_state, cleared_at, head_seq"
+    "id, owner_id, kind, title, created_at, forked_from, fork_state, cleared_at, head_seq, team_id"
 )
 
 
@@ -79,6 +82,7 @@ def _session(tx: Tx, row: tuple[Any, ...]) -> Session:
         fork_state=str(row[6]),
         cleared_at=None if row[7] is None else tx.dialect.ts_value(row[7]),
         head_seq=None if row[8] is None else int(row[8]),
+        team_id=None if row[9] is None else str(row[9]),
     )
 
 
@@ -102,12 +106,18 @@ def _locked(
 def _locked_with_top(
     tx: Tx, session_id: str, caller: Caller | None, *, allow_copying: bool = False
 ) -> tuple[Session, int]:
-    """:func:`_locked` and the session's highest ``seq`` (0 when empty), in one query."""
+    """:func:`_locked` and the session's highest ``seq`` (0 when empty).
+
+    The highest ``seq`` is read by a second statement, after the lock is held. Read in
+    the statement that waits for the lock, PostgreSQL answers it from that statement's
+    snapshot, taken before the other writer committed: two appends then chose the same
+    ``seq`` and one failed on the unique key (issue 29). Under READ COMMITTED each
+    statement sees every commit before it started, so the second one is exact.
+    """
     check_id(session_id, "session id")
     row = tx.one(
-        f"SELECT {_SESSION_COLUMNS}, (SELECT MAX(seq) FROM entries WHERE session_id = ?)"
-        " FROM sessions WHERE id = ?" + tx.dialect.for_update,
-        (session_id, session_id),
+        f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id = ?" + tx.dialect.for_update,
+        (session_id,),
     )
     if row is None:
         raise NotFound("session not found")
@@ -115,7 +125,8 @@ def _locked_with_top(
     _check_owner(caller, session.owner_id)
     if session.fork_state != "complete" and not allow_copying:
         raise Conflict("the session is still being copied by a fork")
-    return session, int(row[-1] or 0)
+    top = tx.one("SELECT MAX(seq) FROM entries WHERE session_id = ?", (session_id,))
+    return session, int(top[0] or 0) if top is not None else 0
 
 
 def _check_kind(kind: str) -> None:
@@ -168,9 +179,11 @@ def create_session(
     kind: str = "personal",
     session_id: str | None = None,
     created_at: int | None = None,
+    team: str | None = None,
     caller: Caller | None = None,
 ) -> str:
-    """Create an empty session and return its id."""
+    """Create an empty session and return its id; ``team`` shares it with a team the
+    owner belongs to."""
     _check_kind(kind)
     _check_owner(caller, owner_id)
     new_id = check_id(session_id, "session id") if session_id is not None else uuid.uuid4().hex
@@ -180,12 +193,23 @@ def create_session(
         _require_account(tx, owner_id)
         if tx.one("SELECT 1 FROM sessions WHERE id = ?", (new_id,)) is not None:
             raise Conflict("a session with this id already exists")
+        tid = None if team is None else member_team(tx, owner_id, team)
         tx.run(
-            "INSERT INTO sessions (id, owner_id, kind, title, created_at, fork_state)"
-            " VALUES (?, ?, ?, ?, ?, 'complete')",
-            (new_id, owner_id, kind, title, tx.ts(stamp)),
+            "INSERT INTO sessions (id, owner_id, kind, title, created_at, fork_state, team_id)"
+            " VALUES (?, ?, ?, ?, ?, 'complete', ?)",
+            (new_id, owner_id, kind, title, tx.ts(stamp), tid),
         )
     return new_id
+
+
+def share(db: Database, session_id: str, team: str | None, *, caller: Caller | None = None) -> None:
+    """Share a session with a team its owner belongs to (``None``: stop sharing); its
+    entries follow in the same transaction, so no search sees half of the change."""
+    with db.write() as tx:
+        session = _locked(tx, session_id, caller)
+        tid = None if team is None else member_team(tx, session.owner_id, team)
+        tx.run("UPDATE sessions SET team_id = ? WHERE id = ?", (tid, session_id))
+        tx.run("UPDATE entries SET team_id = ? WHERE session_id = ?", (tid, session_id))
 
 
 def get_session(db: Database, session_id: str, *, caller: Caller | None = None) -> Session:
@@ -267,14 +291,16 @@ def append_entry(
         _parent_of(tx, session_id, parent_seq, "parentSeq")
     seq = top + 1
     extends_head = parent == head
+    stamp = tx.ts(created_at)
     tx.run(
         "INSERT INTO entries (session_id, seq, created_at, parent_seq, role, payload,"
-        " payload_hash, meta, discarded, on_branch, projected, text, personal_owner)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, FALSE, ?, TRUE, ?, ?)",
+        " payload_hash, meta, discarded, on_branch, projected, text, personal_owner, team_id,"
+        f" tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, FALSE, ?, TRUE, ?, ?, ?,"
+        f" {tx.dialect.tokens_sql})",
         (
             session_id,
             seq,
-            tx.ts(created_at),
+            stamp,
             parent,
             entry.role,
             entry.payload,
@@ -283,9 +309,15 @@ def append_entry(
             extends_head,
             entry.text,
             _personal_owner(session.owner_id, session.kind),
+            session.team_id,
+            tx.dialect.tokens_param(entry.tokens),
         ),
     )
-    tx.run("UPDATE sessions SET head_seq = ? WHERE id = ?", (seq, session_id))
+    tx.run(
+        "UPDATE sessions SET head_seq = ?, updated_at = CASE WHEN updated_at IS NULL"
+        " OR updated_at < ? THEN ? ELSE updated_at END WHERE id = ?",
+        (seq, stamp, stamp, session_id),
+    )
     if not extends_head:
         recompute_branch(tx, session_id, seq)
     return seq
@@ -421,7 +453,8 @@ def begin_fork(
             raise Conflict("a session with this id already exists")
         tx.run(
             "INSERT INTO sessions (id, owner_id, kind, title, created_at, forked_from,"
-            " fork_state, head_seq) VALUES (?, ?, ?, ?, ?, ?, 'copying', ?)",
+            " fork_state, head_seq, updated_at) VALUES (?, ?, ?, ?, ?, ?, 'copying', ?,"
+            " (SELECT updated_at FROM sessions WHERE id = ?))",
             (
                 fork_id,
                 owner,
@@ -430,6 +463,7 @@ def begin_fork(
                 tx.ts(now_micros()),
                 source.id,
                 source.head_seq,
+                source.id,
             ),
         )
     return fork_id
@@ -444,13 +478,15 @@ def copy_fork_batch(db: Database, fork_id: str, *, batch_size: int = FORK_BATCH)
             return 0
         copied = tx.run(
             "INSERT INTO entries (session_id, seq, created_at, parent_seq, role, payload,"
-            " payload_hash, meta, discarded, on_branch, projected, text, personal_owner)"
-            " SELECT ?, seq, created_at, parent_seq, role, payload, payload_hash, meta,"
-            " discarded, on_branch, projected, text, ? FROM entries"
+            " payload_hash, meta, discarded, on_branch, projected, text, personal_owner,"
+            " team_id, tokens) SELECT ?, seq, created_at, parent_seq, role, payload,"
+            " payload_hash, meta, discarded, on_branch, projected, text, ?, ?, tokens"
+            " FROM entries"
             " WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?",
             (
                 fork_id,
                 _personal_owner(fork.owner_id, fork.kind),
+                fork.team_id,
                 fork.forked_from,
                 after,
                 batch_size,

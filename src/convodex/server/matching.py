@@ -16,8 +16,6 @@ import functools
 import itertools
 from typing import NamedTuple
 
-from convodex.server.db import like_escape
-
 #: the most LIKE patterns one group may hold; a longer query is split into groups
 MAX_PATTERNS = 64
 
@@ -123,6 +121,11 @@ def like_groups(query: str) -> list[LikeGroup]:
     if piece:
         groups.append(_patterns(piece))
     return groups
+
+
+def like_escape(text: str) -> str:
+    """Make ``%``, ``_`` and ``\\`` literal in a LIKE pattern escaped with ``\\``."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def _patterns(piece: list[list[str]]) -> LikeGroup:

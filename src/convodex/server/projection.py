@@ -16,6 +16,7 @@ from convodex.errors import InvalidInput, QueryError
 from convodex.server.db import Tx
 from convodex.server.inputs import storable_text
 from convodex.text.shown import SHOWN_ROLES, projected_text
+from convodex.text.tokens import indexed_tokens
 
 
 class NewEntry(NamedTuple):
@@ -27,6 +28,8 @@ class NewEntry(NamedTuple):
     meta: bool
     #: the search row's text, or ``None`` when the entry gets no row
     text: str | None
+    #: the row's tokens for ranked search (L3), ``None`` with no row
+    tokens: list[str] | None = None
 
 
 def parse_payload(payload: str | Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -72,12 +75,14 @@ def row_text(message: Mapping[str, Any], *, meta: bool, discarded: bool) -> str 
 def new_entry(payload: str | Mapping[str, Any], *, meta: bool) -> NewEntry:
     """Everything an append stores, computed before its transaction starts."""
     text, message = parse_payload(payload)
+    shown = row_text(message, meta=meta, discarded=False)
     return NewEntry(
         payload=text,
         payload_hash=payload_hash(text),
         role=str(message["role"]),
         meta=meta,
-        text=row_text(message, meta=meta, discarded=False),
+        text=shown,
+        tokens=None if shown is None else indexed_tokens(shown),
     )
 
 
@@ -91,4 +96,9 @@ def refresh_entry(tx: Tx, session_id: str, seq: int) -> None:
         return
     row_id, payload, meta, discarded = row
     text = row_text(json.loads(payload), meta=bool(meta), discarded=bool(discarded))
-    tx.run("UPDATE entries SET text = ?, projected = TRUE WHERE row_id = ?", (text, row_id))
+    tokens = tx.dialect.tokens_param(None if text is None else indexed_tokens(text))
+    tx.run(
+        f"UPDATE entries SET text = ?, tokens = {tx.dialect.tokens_sql}, projected = TRUE"
+        " WHERE row_id = ?",
+        (text, tokens, row_id),
+    )

@@ -20,16 +20,19 @@ from convodex.models import ServerHit
 from convodex.server.accounts import Caller
 from convodex.server.db import Database, Dialect, Tx, micros_to_iso
 from convodex.server.matching import like_groups
+from convodex.server.teams import scope_teams
 from convodex.text.shown import shown_text, storable
 from convodex.text.snippet import find_casefold, literal_snippet
 
-SCOPES = ("account", "instance")
+SCOPES = ("account", "team", "instance")
 #: the largest ``limit`` the Python API honours (HTTP allows 200)
 MAX_LIMIT = 500
 #: projected candidates fetched per query, newest first
 PAGE_SIZE = 500
 #: raw-JSON candidates examined per query (SPEC S5), newest first
 RAW_WINDOW = 500
+#: raw-JSON matches one search accepts in total, over all its round trips (SPEC S3)
+RAW_MATCHES = 500
 SNIPPET_RADIUS = 60
 #: newest rows a projected search scans before asking the trigram index
 PROBE_WINDOW = 400
@@ -81,20 +84,37 @@ def uses_projection(query: str) -> bool:
     return len(query) >= 3 and storable(query) == query
 
 
-def _scope_entries(scope: str, caller: Caller) -> tuple[str, list[object]]:
-    """The scope's condition on ``e`` alone: in account scope ``e.personal_owner``, which
-    lets the owner's newest-first index drive the read."""
-    if scope == "account":
+@dataclass(frozen=True)
+class Reach:
+    """What a search may read: the scope's name and, in team scope, the team ids."""
+
+    name: str
+    teams: tuple[str, ...] = ()
+
+    def in_teams(self, column: str) -> tuple[str, list[object]]:
+        marks = ", ".join("?" for _ in self.teams)
+        return f" AND {column} IN ({marks})", list(self.teams)
+
+
+def _scope_entries(scope: Reach, caller: Caller) -> tuple[str, list[object]]:
+    """The scope's condition on ``e`` alone: in account scope ``e.personal_owner`` (in
+    team scope ``e.team_id``), which lets a newest-first index drive the read."""
+    if scope.name == "account":
         return " AND e.personal_owner = ?", [caller.id]
+    if scope.name == "team":
+        return scope.in_teams("e.team_id")
     return "", []
 
 
-def _scope_sql(scope: str, caller: Caller) -> tuple[str, list[object]]:
+def scope_sql(scope: Reach, caller: Caller) -> tuple[str, list[object]]:
     """The scope's conditions on ``e`` (entries) and ``s`` (their sessions): the
     session's own owner and kind decide (an index supplies candidates, never access)."""
     sql, params = _scope_entries(scope, caller)
-    if scope == "account":
+    if scope.name == "account":
         return sql + " AND s.owner_id = ? AND s.kind = 'personal'", [*params, caller.id]
+    if scope.name == "team":
+        team_sql, team_params = scope.in_teams("s.team_id")
+        return sql + team_sql, params + team_params
     return sql, params
 
 
@@ -137,18 +157,18 @@ class _Plan:
 
 
 def _projected_query(
-    dialect: Dialect, caller: Caller, query: str, scope: str, plan: _Plan
+    dialect: Dialect, caller: Caller, query: str, scope: Reach, plan: _Plan
 ) -> tuple[str, list[object]]:
     """One page of projected candidates (newest first) as ``(sql, params)``; in
     instance scope together with unprojected channel entries matched on raw JSON."""
-    scope_sql, scope_params = _scope_sql(scope, caller)
+    in_scope, scope_params = scope_sql(scope, caller)
     range_sql, range_params = _range_sql(plan.cursor, plan.lower)
     source = dialect.text_source(plan.use_index)
     match = "e.text IS NOT NULL AND " + dialect.text_match(plan.use_index)
     match_params = dialect.text_params(query, plan.use_index)
     parts: list[str] = []
     params: list[object] = []
-    if scope == "instance" and plan.use_index and plan.size is not None:
+    if scope.name == "instance" and plan.use_index and plan.size is not None:
         # Candidate pages: the index's newest matches first, checked afterwards, so a
         # mid-frequency query never joins every match before sorting.
         parts.append(
@@ -161,7 +181,7 @@ def _projected_query(
     elif plan.use_index:
         parts.append(
             f"SELECT {_columns()} FROM {source} JOIN sessions s ON s.id = e.session_id"
-            f" WHERE {match} AND {_SHOWN_ENTRY}{scope_sql}{range_sql}"
+            f" WHERE {match} AND {_SHOWN_ENTRY}{in_scope}{range_sql}"
         )
         params += match_params + scope_params + range_params
     else:
@@ -169,12 +189,12 @@ def _projected_query(
         # planner left to itself may match the text of every entry before the join).
         parts.append(
             f"SELECT {_columns()} FROM (SELECT e.* FROM entries e JOIN sessions s"
-            f" ON s.id = e.session_id WHERE e.text IS NOT NULL AND {_SHOWN_ENTRY}{scope_sql}"
+            f" ON s.id = e.session_id WHERE e.text IS NOT NULL AND {_SHOWN_ENTRY}{in_scope}"
             f"{range_sql}{dialect.fence}) e JOIN sessions s ON s.id = e.session_id"
             f" WHERE {match}"
         )
         params += scope_params + range_params + match_params
-    if scope == "instance":
+    if scope.name == "instance":
         # Historical channel journals can predate the projection: match their raw JSON.
         raw_sql, raw_params = _raw_filter(dialect, "e.payload", query)
         parts.append(
@@ -198,7 +218,7 @@ def _projected_query(
 
 
 def _raw_query(
-    dialect: Dialect, caller: Caller, query: str, scope: str, cursor: Key | None
+    dialect: Dialect, caller: Caller, query: str, scope: Reach, cursor: Key | None
 ) -> tuple[str, list[object]]:
     """The next ``RAW_WINDOW`` entries in scope, newest first: the database examines
     that many raw candidates per round trip, whatever the query matches, and returns
@@ -211,10 +231,10 @@ def _raw_query(
     range_sql, range_params = _range_sql(cursor, None)
     raw_sql, raw_params = _raw_filter(dialect, "e.payload", query)
     entries_sql, entries_params = _scope_entries(scope, caller)
-    check_sql, check_params = _scope_sql(scope, caller)
+    check_sql, check_params = scope_sql(scope, caller)
     window = (
         "SELECT e.row_id, e.created_at, e.session_id, e.seq, e.payload, e.role,"
-        f" e.personal_owner FROM entries e WHERE {_SHOWN} AND e.on_branch{entries_sql}"
+        f" e.personal_owner, e.team_id FROM entries e WHERE {_SHOWN} AND e.on_branch{entries_sql}"
         f"{range_sql}"
     )
     eligible = f"CASE WHEN s.fork_state = 'complete'{check_sql} THEN 1 ELSE 0 END"
@@ -235,17 +255,22 @@ def _raw_query(
     return sql, entries_params + range_params + [RAW_WINDOW] + check_params + raw_params
 
 
-def _scope_rows(tx: Tx, caller: Caller, scope: str, cap: int) -> int:
+def _scope_rows(tx: Tx, caller: Caller, scope: Reach, cap: int) -> int:
     """About how many search rows the scope holds, counted up to ``cap``.
 
     In account scope the owner's sessions' head positions stand in for their entries:
     one index lookup instead of a join over every entry, close enough to choose a plan.
     """
-    if scope == "account":
+    if scope.name == "account":
         row = tx.one(
             "SELECT COALESCE(SUM(head_seq), 0) FROM sessions"
             " WHERE owner_id = ? AND kind = 'personal'",
             (caller.id,),
+        )
+    elif scope.name == "team":
+        team_sql, team_params = scope.in_teams("team_id")
+        row = tx.one(
+            f"SELECT COALESCE(SUM(head_seq), 0) FROM sessions WHERE TRUE{team_sql}", team_params
         )
     else:
         row = tx.one(
@@ -256,7 +281,7 @@ def _scope_rows(tx: Tx, caller: Caller, scope: str, cap: int) -> int:
     return min(int(row[0]), cap) if row is not None else 0
 
 
-def _window_boundary(tx: Tx, caller: Caller, scope: str, window: int) -> Key | None:
+def _window_boundary(tx: Tx, caller: Caller, scope: Reach, window: int) -> Key | None:
     """The key of the scope's ``window``-th newest search row (through the owner's
     index in account scope), or ``None`` if there are fewer."""
     entries_sql, entries_params = _scope_entries(scope, caller)
@@ -296,11 +321,21 @@ def _hit(dialect: Dialect, row: Candidate, query: str) -> ServerHit | None:
     )
 
 
-def check_scope(caller: Caller, scope: str) -> None:
+def check_scope(caller: Caller, scope: str, team: str | None = None) -> None:
     if scope not in SCOPES:
-        raise QueryError("scope must be account or instance")
+        raise QueryError("scope must be account, team or instance")
     if scope == "instance" and not caller.is_admin:
         raise AccessDenied("only administrators may search the whole instance")
+    if team is not None and scope != "team":
+        raise QueryError("team= goes with scope=team")
+
+
+def reach(tx: Tx, caller: Caller, scope: str, team: str | None) -> Reach:
+    """The checked scope as a :class:`Reach` (team names resolved, membership checked)."""
+    check_scope(caller, scope, team)
+    if scope != "team":
+        return Reach(scope)
+    return Reach(scope, tuple(scope_teams(tx, caller, team)))
 
 
 def search_messages(
@@ -310,6 +345,7 @@ def search_messages(
     limit: int = 50,
     scope: str = "account",
     *,
+    team: str | None = None,
     on_page: Callable[[], None] | None = None,
 ) -> list[ServerHit]:
     """Messages whose shown text contains ``query`` (case-insensitive), newest first.
@@ -317,24 +353,27 @@ def search_messages(
     ``on_page`` runs after each candidate query is read; tests use it to interleave
     a concurrent writer with one search.
     """
-    check_scope(caller, scope)
+    check_scope(caller, scope, team)
     needle = query.strip()
     if utf16_length(needle) < 2 or limit <= 0:
         return []
     found = _Found(db.dialect, needle, min(limit, MAX_LIMIT))
     with db.snapshot() as tx:
+        where = reach(tx, caller, scope, team)
+        if where.name == "team" and not where.teams:
+            return []
         if uses_projection(needle):
-            _projected_search(tx, caller, scope, found, on_page)
+            _projected_search(tx, caller, where, found, on_page)
         else:
-            _raw_search(tx, caller, scope, found, on_page)
+            _raw_search(tx, caller, where, found, on_page)
     return found.hits
 
 
 def _raw_search(
-    tx: Tx, caller: Caller, scope: str, found: _Found, on_page: Callable[[], None] | None
+    tx: Tx, caller: Caller, scope: Reach, found: _Found, on_page: Callable[[], None] | None
 ) -> None:
     """Windows of ``RAW_WINDOW`` entries, newest first, until enough hits or no more."""
-    while not found.done:
+    while not found.done and found.raw_left > 0:
         rows = tx.all(*_raw_query(tx.dialect, caller, found.needle, scope, found.cursor))
         found.take(rows)
         if on_page is not None:
@@ -344,7 +383,7 @@ def _raw_search(
 
 
 def _projected_search(
-    tx: Tx, caller: Caller, scope: str, found: _Found, on_page: Callable[[], None] | None
+    tx: Tx, caller: Caller, scope: Reach, found: _Found, on_page: Callable[[], None] | None
 ) -> None:
     first = _first_plan(tx, caller, scope)
     cursor: Key | None = None
@@ -372,7 +411,7 @@ def _projected_search(
             return
 
 
-def _first_plan(tx: Tx, caller: Caller, scope: str) -> _Plan:
+def _first_plan(tx: Tx, caller: Caller, scope: Reach) -> _Plan:
     """How to start a projected search.
 
     A scope of at most ``SMALL_SCOPE`` rows is scanned outright, without the trigram
@@ -395,10 +434,14 @@ class _Found:
 
     def __init__(self, dialect: Dialect, needle: str, limit: int) -> None:
         self.dialect = dialect
+        #: the whole search reads raw JSON (short or NUL queries)
+        self.raw_only = not uses_projection(needle)
         self.needle = needle
         self.limit = limit
         self.hits: list[ServerHit] = []
         self.cursor: Key | None = None
+        #: raw-JSON matches this search may still accept (``RAW_MATCHES`` in all)
+        self.raw_left = RAW_MATCHES
 
     @property
     def done(self) -> bool:
@@ -410,6 +453,14 @@ class _Found:
                 return
             row = Candidate(*raw)
             self.cursor = (row.created_at, int(row.row_id))
+            if row.is_raw and row.body is not None:
+                # The cap counts every raw match the database returned, hit or not:
+                # it bounds the work of a query whose bytes are in every payload.
+                if self.raw_left <= 0:
+                    if self.raw_only:
+                        return
+                    continue
+                self.raw_left -= 1
             if not row.eligible:
                 continue
             hit = _hit(self.dialect, row, self.needle)

@@ -9,14 +9,13 @@ Content is always text: HTML escapes every character of it.
 
 from __future__ import annotations
 
-import html as html_lib
 import re
 from datetime import datetime
 
 import msgspec
 
 from convodex.errors import NotFound, QueryError
-from convodex.models import SessionDocument, SessionEntry, SessionPart, encode
+from convodex.models import SessionDocument, SessionPart, encode
 from convodex.text.snippet import collapse_whitespace
 
 FOLD_WIDTH = 100
@@ -65,7 +64,9 @@ def span(document: SessionDocument) -> str:
 
 
 def agent_label(agent: str) -> str:
-    return agent.replace("_", "-")
+    from convodex.text.agents import agent_label as label
+
+    return label(agent)
 
 
 def body(part: SessionPart) -> str:
@@ -196,97 +197,6 @@ def markdown(document: SessionDocument, *, tools: bool = True, focus: int | None
     return "\n".join(lines) + "\n"
 
 
-# -- html ------------------------------------------------------------------------------
-
-CSS = """
-:root { color-scheme: light dark; --fg: #1d1f21; --bg: #fff; --muted: #5f6368;
-  --line: #dadce0; --user: #e8f0fe; --assistant: #f1f3f4; --tool: #fef7e0; --error: #fce8e6; }
-@media (prefers-color-scheme: dark) { :root { --fg: #e8eaed; --bg: #202124; --muted: #9aa0a6;
-  --line: #3c4043; --user: #1e2a3b; --assistant: #2a2b2e; --tool: #332b16; --error: #3b1f1c; } }
-* { box-sizing: border-box; }
-body { margin: 0 auto; max-width: 60rem; padding: 2rem 1.25rem 4rem; color: var(--fg);
-  background: var(--bg); font: 15px/1.55 system-ui, -apple-system, "Segoe UI", sans-serif; }
-header h1 { font-size: 1.5rem; margin: 0 0 .75rem; overflow-wrap: anywhere; }
-dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; margin: 0;
-  color: var(--muted); font-size: .9rem; }
-dl.facts dt { font-weight: 600; } dl.facts dd { margin: 0; overflow-wrap: anywhere; }
-code, pre { font: 13px/1.45 ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace; }
-article.msg { margin: 1.25rem 0; padding: .75rem 1rem; border: 1px solid var(--line);
-  border-radius: 8px; background: var(--assistant); break-inside: avoid-page; }
-article.msg.user { background: var(--user); }
-article.msg.tool { background: var(--tool); }
-article.msg.focus { outline: 3px solid #f9ab00; }
-article.msg h2 { font-size: .85rem; margin: 0 0 .5rem; color: var(--muted); font-weight: 600; }
-.text { white-space: pre-wrap; overflow-wrap: anywhere; }
-details.tool { margin: .5rem 0; border-left: 3px solid var(--line); padding-left: .75rem; }
-details.tool.tool_error { border-left-color: #d93025; background: var(--error); }
-details.tool summary { cursor: pointer; color: var(--muted); font-size: .85rem; }
-details.tool pre { white-space: pre-wrap; overflow-wrap: anywhere; margin: .4rem 0 0; }
-footer { margin-top: 2rem; color: var(--muted); font-size: .8rem; }
-@media print { body { max-width: none; padding: 0; } article.msg { border-color: #999; }
-  details.tool > summary { list-style: none; } }
-"""
-
-
-def html(document: SessionDocument, *, focus: int | None = None) -> str:
-    """One self-contained HTML page of the session (inline CSS, nothing external)."""
-    esc = html_lib.escape
-    title = collapse_whitespace(document.title or document.session_id)
-    rows = [("Agent", agent_label(document.agent))]
-    if document.project:
-        rows.append(("Project", document.project))
-    if span(document):
-        rows.append(("Dates", span(document)))
-    rows += [("Messages", str(document.message_count)), ("Session", document.session_id)]
-    rows.append(("Transcript", document.session_path))
-    if document.resume_command:
-        rows.append(("Resume", document.resume_command))
-    if document.redacted:
-        rows.append(("Redacted", "likely secrets were replaced by [redacted]"))
-    out = [
-        "<!doctype html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        '<meta name="generator" content="convodex">',
-        f"<title>{esc(title)}</title>",
-        f"<style>{CSS}</style></head><body>",
-        f'<header><h1 id="title">{esc(title)}</h1><dl class="facts">',
-    ]
-    out += [f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in rows]
-    out.append("</dl></header><main>")
-    out += [_html_entry(entry, entry.message_index == focus) for entry in document.messages]
-    out.append(f"</main><footer>Exported by convodex · {esc(iso_time(document.ended_at))}</footer>")
-    out.append("</body></html>")
-    return "\n".join(out) + "\n"
-
-
-def _html_entry(entry: SessionEntry, focus: bool) -> str:
-    esc = html_lib.escape
-    role = ROLE_NAMES.get(entry.role, entry.role.capitalize())
-    classes = f"msg {esc(entry.role)}" + (" focus" if focus else "")
-    when = ""
-    if entry.created_at is not None:
-        stamp, shown = esc(iso_time(entry.created_at)), esc(local_time(entry.created_at))
-        when = f' · <time datetime="{stamp}">{shown}</time>'
-    out = [
-        f'<article class="{classes}" id="m{entry.message_index}" '
-        f'data-message-index="{entry.message_index}">',
-        f"<h2>{esc(role)} · #{entry.message_index}{when}</h2>",
-    ]
-    what = {"tool_input": "Tool call", "tool_output": "Result", "tool_error": "Error"}
-    for part in entry.parts:
-        if part.kind not in TOOL_KINDS:
-            out.append(f'<div class="text">{esc(part.text)}</div>')
-            continue
-        name = esc(part.tool_name or "tool")
-        out.append(
-            f'<details class="tool {part.kind}" open><summary>{what[part.kind]} · {name}</summary>'
-            f"<pre>{esc(body(part))}</pre></details>"
-        )
-    out.append("</article>")
-    return "\n".join(out)
-
-
 # -- json --------------------------------------------------------------------------------
 
 
@@ -302,6 +212,8 @@ def export(document: SessionDocument, fmt: str) -> str:
     if fmt == "markdown":
         return markdown(document, tools=True)
     if fmt == "html":
+        from convodex.sessions.page import html
+
         return html(document)
     if fmt == "json":
         return json_text(document)

@@ -219,12 +219,33 @@ def handoff_agent(value: str) -> str:
     return name
 
 
+# Agents whose built-in hand-off names the brief's file instead of carrying the brief:
+# each reads a file it is pointed at (asking first where it asks for files outside the
+# workspace). A command line is visible to every local user (``ps``), a private file is
+# not. Gemini CLI and Qwen Code read only inside the workspace: they get the brief.
+READS_THE_FILE = frozenset(
+    {"claude_code", "codex", "copilot_cli", "cursor", "droid", "opencode", "pi"}
+)
+
+
+def pointer(brief_path: Path) -> str:
+    """The first prompt that hands a brief over by its file."""
+    return (
+        f"Read the hand-off brief in {brief_path} (a Markdown summary of an earlier "
+        "session) and continue that work from where it stopped."
+    )
+
+
 def handoff_launch(agent: str, brief: str, brief_path: Path, cwd: str | None) -> Launch:
-    """The chosen agent started in the workspace with the brief as its first prompt."""
+    """The chosen agent started in the workspace with the brief as its first prompt:
+    by its file where the agent reads one (``READS_THE_FILE``), else the brief itself;
+    a ``[handoff]`` template of the config file gets the brief as ``{prompt}``."""
     name = handoff_agent(agent)
-    template = {**built_in_handoffs(), **_overrides("handoff")}[name]
+    overrides = _overrides("handoff")
+    template = {**built_in_handoffs(), **overrides}[name]
     workspace = cwd or os.getcwd()
-    values = {"prompt": brief, "file": str(brief_path), "cwd": workspace}
+    prompt = brief if name in overrides or name not in READS_THE_FILE else pointer(brief_path)
+    values = {"prompt": prompt, "file": str(brief_path), "cwd": workspace}
     argv = fill(template, values, HANDOFF_PLACEHOLDERS, f"the {label(name)} hand-off command")
     return Launch(argv, workspace, name, cwd)
 

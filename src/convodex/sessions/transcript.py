@@ -12,7 +12,8 @@ from pathlib import Path
 from convodex.catalog.refs import SessionRef
 from convodex.errors import NotFound, SourceError
 from convodex.models import SessionDocument, SessionEntry, SessionPart
-from convodex.text.redact import redact
+from convodex.text.agents import agent_label
+from convodex.text.redact import redact, redact_paths
 from convodex.text.snippet import collapse_whitespace, head
 
 TITLE_CHARS = 80
@@ -65,7 +66,7 @@ def read_document(target: SessionRef, *, redact: bool = False) -> SessionDocumen
     document = SessionDocument(
         session_id=target.session_id,
         session_path=target.session_path,
-        agent=target.agent,
+        agent=agent_label(target.agent),
         title=title,
         project=workspace,
         started_at=min(times) if times else info.created_at,
@@ -78,15 +79,47 @@ def read_document(target: SessionRef, *, redact: bool = False) -> SessionDocumen
 
 
 def redact_document(document: SessionDocument) -> SessionDocument:
-    """The same document with likely secrets masked in its title and every part."""
+    """The same document with likely secrets masked in its title and every part, and
+    the home directory (``~``) and the user name (``[user]``) out of every path: its
+    transcript's, its project's, its resume command's and those in its text (X11)."""
     import msgspec
+
+    home, user = _home_and_user()
+
+    def clean(text: str) -> str:
+        return redact_paths(redact(text), home, user)
+
+    def clean_path(path: str | None) -> str | None:
+        return None if path is None else redact_paths(path, home, user)
 
     messages = [
         msgspec.structs.replace(
             entry,
-            parts=[msgspec.structs.replace(p, text=redact(p.text)) for p in entry.parts],
+            parts=[msgspec.structs.replace(p, text=clean(p.text)) for p in entry.parts],
         )
         for entry in document.messages
     ]
-    title = None if document.title is None else redact(document.title)
-    return msgspec.structs.replace(document, title=title, messages=messages, redacted=True)
+    return msgspec.structs.replace(
+        document,
+        title=None if document.title is None else clean(document.title),
+        session_path=redact_paths(document.session_path, home, user),
+        project=clean_path(document.project),
+        resume_command=clean_path(document.resume_command),
+        messages=messages,
+        redacted=True,
+    )
+
+
+def _home_and_user() -> tuple[str, str]:
+    """This user's home directory and login name ("" where they cannot be known)."""
+    import getpass
+
+    try:
+        home = str(Path.home())
+    except (RuntimeError, KeyError):
+        home = ""
+    try:
+        user = getpass.getuser()
+    except (OSError, KeyError, ImportError):
+        user = ""
+    return home, user

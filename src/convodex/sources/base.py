@@ -20,6 +20,7 @@ import msgspec
 from convodex import config
 from convodex.errors import ConfigError, SessionReplayLimitError
 from convodex.text.documents import Document
+from convodex.text.recall_block import has_block, strip
 
 T = TypeVar("T")
 
@@ -109,8 +110,29 @@ class SourceMessage(msgspec.Struct):
     # Sub-agent work recorded inside its parent's file (Claude Code sidechains).
     subagent: bool = False
 
+    def __post_init__(self) -> None:
+        # Every reader builds its messages here: one place keeps recall's own blocks
+        # out of user text (``text.recall_block``), whatever the format.
+        for doc in self.documents:
+            if doc.kind == "user_text" and has_block(doc.text):
+                self.documents = _without_recall_blocks(self.documents)
+                return
+
     def text(self) -> str:
         return "\n".join(d.text for d in self.documents)
+
+
+def _without_recall_blocks(documents: list[Document]) -> list[Document]:
+    """User text without recall blocks; a part that was nothing but a block is dropped."""
+    out = []
+    for doc in documents:
+        if doc.kind == "user_text" and has_block(doc.text):
+            text = strip(doc.text)
+            if not text:
+                continue
+            doc = Document(doc.part, doc.kind, text, doc.tool_name)
+        out.append(doc)
+    return out
 
 
 class LineError(msgspec.Struct):

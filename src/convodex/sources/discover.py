@@ -23,12 +23,11 @@ or device, a file whose first record breaks detection (``discover_file``).
 
 from __future__ import annotations
 
-import collections
+import functools
 import os
 import re
 import stat
-import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -68,6 +67,8 @@ UNWALKED_DIRS = frozenset({".git", "node_modules", "checkpoints"})
 # Files whose sniffed format is remembered (by path and inode): a rescan of an
 # unchanged history opens none of them; beyond this many the oldest are sniffed again.
 SNIFF_CACHE_FILES = 1 << 16
+# The formats a catalog holds for its sources, by (path, inode): see ``sniff``.
+Known = Mapping[tuple[str, int], str]
 SNIFF_BYTES = 64 * 1024
 SIDECAR_SUFFIXES = (".meta.json", ".jsonl.meta")
 CLAUDE_LINE_TYPES = frozenset(
@@ -204,48 +205,20 @@ _LAYOUT_MARKERS = _layout_markers()
 _LAYOUT_FORMATS = tuple(FORMATS)
 
 
-class _Sniffed:
-    """Sniffed formats by (path, inode), the most recent ``SNIFF_CACHE_FILES`` kept."""
+def sniff(path: Path, inode: int, known: Known | None = None) -> str | None:
+    """The format of a file by its first record (cached per path and inode).
 
-    def __init__(self, keep: int) -> None:
-        self._keep = keep
-        self._formats: collections.OrderedDict[tuple[str, int], str | None] = (
-            collections.OrderedDict()
-        )
-        self._lock = threading.Lock()
-
-    def get(self, key: tuple[str, int]) -> tuple[bool, str | None]:
-        with self._lock:
-            if key not in self._formats:
-                return False, None
-            self._formats.move_to_end(key)
-            return True, self._formats[key]
-
-    def put(self, key: tuple[str, int], fmt: str | None) -> None:
-        with self._lock:
-            self._formats[key] = fmt
-            self._formats.move_to_end(key)
-            while len(self._formats) > self._keep:
-                self._formats.popitem(last=False)
+    ``known``: the formats a catalog already holds for its sources (by path and inode):
+    a scan then reads nothing of them, only their stat (a no-op ``index`` lists and
+    stats)."""
+    if known is not None and (fmt := known.get((str(path), inode))) is not None:
+        return fmt
+    return _sniff_cached(str(path), inode)
 
 
-_SNIFFED = _Sniffed(SNIFF_CACHE_FILES)
-
-
-def remember(path: str, inode: int, fmt: str) -> None:
-    """The format a catalog already knows for this file (by path and inode): a scan
-    then reads nothing of it, only its stat (a no-op ``index`` lists and stats)."""
-    _SNIFFED.put((path, inode), fmt)
-
-
-def sniff(path: Path, inode: int) -> str | None:
-    """The format of a file by its first record (cached per path and inode)."""
-    key = (str(path), inode)
-    known, fmt = _SNIFFED.get(key)
-    if not known:
-        fmt = _sniff(path)
-        _SNIFFED.put(key, fmt)
-    return fmt
+@functools.lru_cache(maxsize=SNIFF_CACHE_FILES)
+def _sniff_cached(path: str, inode: int) -> str | None:
+    return _sniff(Path(path))
 
 
 def _sniff(path: Path) -> str | None:
@@ -326,7 +299,7 @@ def _sniff_agent(rec: _Sniff) -> str | None:
     return None
 
 
-def detect(path: Path, inode: int, fixed: str | None) -> str | None:
+def detect(path: Path, inode: int, fixed: str | None, known: Known | None = None) -> str | None:
     """The format of one file found under a root (``fixed``: the root's format)."""
     name = path.name
     if fixed is not None:
@@ -341,12 +314,12 @@ def detect(path: Path, inode: int, fixed: str | None) -> str | None:
     if by_name == cline.NAME:
         return extension_of(path) if name == cline.TASK_FILE else by_name
     if by_name == codex.NAME:  # a fork writes the same rollouts; its first record tells
-        return forks.TRAE if sniff(path, inode) == forks.TRAE else by_name
+        return forks.TRAE if sniff(path, inode, known) == forks.TRAE else by_name
     if by_name is not None and by_name != session_log.NAME:
         return by_name
     if name.endswith((".jsonl", ".json")):
         # Unrecognised .jsonl stays a native log: its malformed lines are then counted.
-        return sniff(path, inode) or by_name
+        return sniff(path, inode, known) or by_name
     return None
 
 
@@ -384,6 +357,7 @@ def discover_file(
     follow_symlinks: bool = False,
     *,
     linked: bool = True,
+    known: Known | None = None,
 ) -> Discovered | None:
     """One file under ``root`` (of format ``fixed``): its format and fingerprint.
 
@@ -402,7 +376,7 @@ def discover_file(
     if not stat.S_ISREG(st.st_mode):
         return _unreadable(path, fixed, FileStat.of_result(st), NotARegularFile.__name__)
     try:
-        fmt = detect(path, st.st_ino, fixed)
+        fmt = detect(path, st.st_ino, fixed, known)
         if fmt is None:
             return None
         return Discovered(path, fmt, FORMATS[fmt].stat(path, st), declared=fixed is not None)
@@ -433,15 +407,31 @@ def _unreadable(path: Path, fixed: str | None, st: FileStat, error: str) -> Disc
     return None if fmt is None else Discovered(path, fmt, st, error)
 
 
-def scan(root: Path, follow_symlinks: bool = False) -> Iterator[Discovered]:
+def scan(
+    root: Path, follow_symlinks: bool = False, known: Known | None = None
+) -> Iterator[Discovered]:
     """Every transcript under ``root``, depth first; unreadable dirs are skipped.
 
     Linked directories are not walked; a linked file out of the root is a failed
     source unless ``follow_symlinks`` (see ``discover_file``).
     """
+    return scan_dirs(root, [root], follow_symlinks, known=known)
+
+
+def scan_dirs(
+    root: Path,
+    start: list[Path],
+    follow_symlinks: bool = False,
+    listed: frozenset[Path] | None = None,
+    known: Known | None = None,
+) -> Iterator[Discovered]:
+    """The transcripts in ``start`` (directories under ``root``) and below them, by
+    the rules of a scan of ``root``. With ``listed``, a subdirectory in that set is
+    not walked (it is in ``start`` already, or it is not to be walked): the freshness
+    check lists the directories it knows and walks only the ones that are new."""
     fixed = root_format(root)
     shallow = isinstance(root, Root) and root.shallow
-    stack = [root]
+    stack = list(reversed(start))
     while stack:
         current = stack.pop()
         try:
@@ -458,13 +448,19 @@ def scan(root: Path, follow_symlinks: bool = False) -> Iterator[Discovered]:
                         walks(fixed, root, Path(entry.path))
                         and not shallow
                         and (entry.name not in skip)
+                        and (listed is None or Path(entry.path) not in listed)
                     ):
                         subdirs.append(Path(entry.path))
                     continue
                 if not entry.name.endswith((".jsonl", ".json")) and entry.name not in SOURCE_NAMES:
                     continue
                 found = discover_file(
-                    Path(entry.path), root, fixed, follow_symlinks, linked=entry.is_symlink()
+                    Path(entry.path),
+                    root,
+                    fixed,
+                    follow_symlinks,
+                    linked=entry.is_symlink(),
+                    known=known,
                 )
             except OSError:
                 continue

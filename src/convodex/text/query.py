@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Literal
 
 import msgspec
@@ -274,6 +274,20 @@ def _cjk_run(bigrams: list[str]) -> Term:
     return Term(tuple(bigrams), "phrase" if len(bigrams) > 1 else "word")
 
 
+def browse_qualifiers(text: str) -> dict[str, tuple[str, ...]] | None:
+    """The qualifiers of a query that holds no words (empty, or qualifiers only): such a
+    query browses sessions instead of searching (L17), on every surface. None when it
+    holds anything else (words, phrases, operators: a search, or an error of ``parse``).
+    """
+    lexemes = _lex(text)
+    if any(lexeme.kind != "qualifier" for lexeme in lexemes):
+        return None
+    found: dict[str, list[str]] = {}
+    for lexeme in lexemes:
+        found.setdefault(lexeme.name, []).append(lexeme.text)
+    return {name: tuple(values) for name, values in found.items()}
+
+
 def parse(text: str) -> Query:
     """Parse a query; malformed input raises ``QueryError`` naming the problem."""
     parser = _Parser(_lex(text))
@@ -479,10 +493,60 @@ def first_match(query: Query, text: str, positions: bool = True) -> Span | None:
     return spans[0] if spans else (0, 0)
 
 
+# Matches of each term looked at for a snippet's place (a word in every line of a long
+# tool output would otherwise be thousands).
+SNIPPET_SPANS = 256
+# Pieces a snippet is made of at most, when the query's terms are far apart.
+SNIPPET_PIECES = 3
+
+
+def snippet_spans(query: Query, text: str, first: Span, radius: int) -> list[Span]:
+    """Where a snippet of ``radius`` characters either side goes, in text order: the
+    stretch (at most ``radius`` long) that holds the most of the query's different
+    terms (the earliest such), then, for terms it lacks, the stretches that hold them
+    (at most ``SNIPPET_PIECES`` in all). One term: ``first``, where it first matched.
+    A long tool error that says "error" in its first line and "timeout" thirty lines
+    on shows both for ``error timeout``."""
+    terms = list(dict.fromkeys(query.terms()))
+    if len(terms) < 2:
+        return [first]
+    doc = _Doc(text)
+    found = sorted(
+        (start, end, n)
+        for n, term in enumerate(terms)
+        for start, end in _term_spans(term, doc, True)[:SNIPPET_SPANS]
+    )
+    width = max(radius, 1)
+    stretches: list[tuple[Span, frozenset[int]]] = []
+    for i, (start, _, _) in enumerate(found):
+        seen: set[int] = set()
+        stop = start
+        for _, other_end, n in found[i:]:
+            if other_end - start > width:
+                break
+            seen.add(n)
+            stop = max(stop, other_end)
+        stretches.append(((start, stop), frozenset(seen)))
+    chosen: list[Span] = []
+    missing = set(range(len(terms)))
+    while missing and stretches and len(chosen) < SNIPPET_PIECES:
+        span, covers = max(stretches, key=lambda s: (len(s[1] & missing), -s[0][0]))
+        if not covers & missing:
+            break
+        chosen.append(span)
+        missing -= covers
+    return sorted(chosen) or [first]
+
+
 def highlights(query: Query, text: str) -> list[Span]:
     """Every span of ``text`` (a snippet) that a positive term of ``query`` matches."""
     doc = _Doc(text)
     spans = {sp for term in query.terms() for sp in _term_spans(term, doc, True)}
+    return merge_spans(spans)
+
+
+def merge_spans(spans: Iterable[Span]) -> list[Span]:
+    """Overlapping or touching spans as one, in order (marks and masks alike)."""
     merged: list[Span] = []
     for start, end in sorted(spans):
         if merged and start <= merged[-1][1]:

@@ -24,7 +24,10 @@ from __future__ import annotations
 
 import re
 
+from convodex.text.query import merge_spans
+
 MASK = "[redacted]"
+USER_MASK = "[user]"
 
 _TOKEN_SHAPES = re.compile(
     r"""
@@ -61,7 +64,7 @@ _ASSIGNMENT = re.compile(
     (?:
         "(?P<dq>[^"\n]+)"
       | '(?P<sq>[^'\n]+)'
-      | (?P<bare>[^\s"',;&}}\])]+)
+      | (?P<bare>\[redacted\]|[^\s"',;&}}\])]+)  # a mask already there stays whole
     )
     """
 )
@@ -70,23 +73,52 @@ _NOT_SECRET = re.compile(r"(?i)[0-9.]+|true|false|null|none|yes|no|\[redacted\]"
 
 
 def redact(text: str) -> str:
-    """``text`` with every likely secret it recognises replaced by ``[redacted]``."""
+    """``text`` with every likely secret it recognises replaced by ``[redacted]``.
+
+    Every pattern looks at the original text and names the span it would mask; the
+    spans are merged and each merged run becomes one mask. Masking pass by pass let a
+    later pattern see an earlier mask as part of a value (``GITHUB_TOKEN=ghp_…`` became
+    ``GITHUB_TOKEN=[redacted]]``).
+    """
     if not text:
         return text
-    text = _PRIVATE_KEY.sub(MASK, text)
-    text = _TOKEN_SHAPES.sub(MASK, text)
-    text = _AUTH_HEADER.sub(lambda m: f"{m[1]}{m[2]}{MASK}", text)
-    text = _URL_PASSWORD.sub(lambda m: f"{m[1]}{MASK}{m[3]}", text)
-    return _ASSIGNMENT.sub(_mask_assignment, text)
+    spans: list[tuple[int, int]] = []
+    spans.extend(m.span() for m in _PRIVATE_KEY.finditer(text))
+    spans.extend(m.span() for m in _TOKEN_SHAPES.finditer(text))
+    spans.extend(m.span(3) for m in _AUTH_HEADER.finditer(text))
+    spans.extend(m.span(2) for m in _URL_PASSWORD.finditer(text))
+    for match in _ASSIGNMENT.finditer(text):
+        group = next(g for g in ("dq", "sq", "bare") if match[g] is not None)
+        if not _NOT_SECRET.fullmatch(match[group]):
+            spans.append(match.span(group))
+    if not spans:
+        return text
+    out: list[str] = []
+    at = 0
+    for start, end in merge_spans(spans):
+        out.append(text[at:start])
+        out.append(MASK)
+        at = end
+    out.append(text[at:])
+    return "".join(out)
 
 
-def _mask_assignment(match: re.Match[str]) -> str:
-    value = match["dq"] or match["sq"] or match["bare"] or ""
-    if value == MASK or _NOT_SECRET.fullmatch(value):
-        return match[0]  # `max_tokens: 4096`, `passwordless = true`: counts and flags
-    head = match["name"] + match["sep"]
-    if match["dq"] is not None:
-        return f'{head}"{MASK}"'
-    if match["sq"] is not None:
-        return f"{head}'{MASK}'"
-    return head + MASK
+# A path in text: from ``/``, ``~/`` or a drive letter to the next space or quote.
+_PATH = re.compile(r"""(?:(?<![\w.-])~|(?<![\w~])[A-Za-z]:\\|(?<![\w.~-])/)[^\s'"`<>|;,)]*""")
+
+
+def redact_paths(text: str, home: str, user: str) -> str:
+    """Paths in ``text`` without the home directory (``~``) or the user name
+    (``[user]`` where it is a whole name inside a path: a directory, a slug's part)."""
+    if not text:
+        return text
+    home = home.rstrip("/\\")
+    own = re.compile(rf"(?<![A-Za-z0-9]){re.escape(user)}(?![A-Za-z0-9])") if user else None
+
+    def one(match: re.Match[str]) -> str:
+        path = match[0]
+        if home and (path == home or path.startswith((home + "/", home + "\\"))):
+            path = "~" + path[len(home) :]
+        return own.sub(USER_MASK, path) if own is not None else path
+
+    return _PATH.sub(one, text)

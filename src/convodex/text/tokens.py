@@ -169,3 +169,15 @@ def cjk_run_tails(text: str) -> list[str]:
     if text.isascii():
         return []
     return [m.group()[-1] for m in _cjk_patterns()[1].finditer(text) if m.end() - m.start() > 1]
+
+
+def indexed_tokens(text: str) -> list[str]:
+    """What an index stores for ``text``: its tokens, then a marked tail for every CJK
+    run (so a one-character query finds the bigrams that end with it). The hub's
+    ranked index (server/ranked.py) stores exactly this; the local catalog builds
+    the same from these two functions."""
+    tokens = tokenize(text)
+    tails = cjk_run_tails(text)
+    if tails:
+        tokens.extend(TAIL_MARK + t for t in tails)
+    return tokens

@@ -92,7 +92,8 @@ def ask(catalog: str, kind: str, fields: list[bytes], uid: int | None = None) ->
 # Commands a service runs as the CLI would; others never ask it. A command joins only
 # once it reads the client's directory, terminal and stdin through warm.context (a
 # command that read os.getcwd() would answer for the service's directory).
-SHORT_COMMANDS = frozenset({"search", "show"})
+# (``recall`` runs in-process: it reads the hook's stdin and ends its own process.)
+SHORT_COMMANDS = frozenset({"search", "show", "recent"})
 
 
 def cache_root_of(args: list[str]) -> str | None:

@@ -355,7 +355,7 @@ def create_app(
         warm = start_beside(service)
         # In-process searches: one per core (more threads only trade the GIL). With
         # worker processes, a few more waiting threads keep every worker busy.
-        pool = service.pool.workers * 4 if service.pool is not None else 0
+        pool = service.speed.workers * 4
         app.state.search_limiter = anyio.CapacityLimiter(pool or os.cpu_count() or 2)
         try:
             yield

@@ -9,9 +9,12 @@ module works on the lean install with SQLite.
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -21,22 +24,27 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from convodex import models
 from convodex.errors import InvalidInput, QueryError, Unauthorized
-from convodex.server import journal
+from convodex.server import browse, intake, journal
 from convodex.server.accounts import Caller, authenticate
-from convodex.server.db import Database
+from convodex.server.db import EPOCH, Database
 from convodex.server.inputs import check_seq
+from convodex.server.ranked import RankedFilters, search_ranked
+from convodex.server.replica import ReadRouter
 from convodex.server.search import search_messages
 from convodex.web.errors import error_response, json_errors
 
 log = logging.getLogger("convodex.server.http")
 access_log = logging.getLogger("convodex.server.access")
 
+#: the hub page's own static files (apart from the local page's web/static/)
+HUB_STATIC = Path(__file__).parent / "hub_static"
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 200
 #: the largest request body accepted (413 beyond); a message payload rarely nears it
@@ -97,7 +105,31 @@ async def _caller(request: Request) -> Caller:
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise Unauthorized("a bearer token is required")
-    return await run_in_threadpool(authenticate, db, token.strip())
+    caller = await run_in_threadpool(authenticate, db, token.strip())
+    request.state.caller = caller
+    return caller
+
+
+def _reads(request: Request, caller: Caller) -> Database:
+    """Where ``caller``'s read goes: the replica, unless it lags the caller's writes."""
+    router: ReadRouter = request.app.state.router
+    return router.reader(caller)
+
+
+def _writes(
+    handler: Callable[[Request], Awaitable[Response]],
+) -> Callable[[Request], Awaitable[Response]]:
+    """After a successful write, note the caller's WAL position (read-your-own-writes)."""
+
+    @functools.wraps(handler)
+    async def endpoint(request: Request) -> Response:
+        response = await handler(request)
+        caller = getattr(request.state, "caller", None)
+        if response.status_code < 300 and caller is not None:
+            await run_in_threadpool(request.app.state.router.wrote, caller)
+        return response
+
+    return endpoint
 
 
 async def _body(request: Request) -> dict[str, Any]:
@@ -180,15 +212,153 @@ async def search(request: Request) -> Response:
         # Searches beyond the dialect's useful concurrency wait here, so writes (which
         # hold SQLite's one write connection) are not starved of the CPU.
         state.search_limiter = anyio.CapacityLimiter(state.db.dialect.concurrent_searches)
+    mode = params.get("mode") or "literal"
+    scope, team = params.get("scope") or "account", params.get("team") or None
+    if mode == "ranked":
+        filters = RankedFilters(
+            agent=params.get("agent") or None,
+            project=params.get("project") or None,
+            since=params.get("since") or None,
+            until=params.get("until") or None,
+        )
+        ranked = await anyio.to_thread.run_sync(
+            lambda: search_ranked(
+                _reads(request, caller),
+                caller,
+                params.get("q", ""),
+                limit,
+                scope,
+                team=team,
+                filters=filters,
+            ),
+            limiter=state.search_limiter,
+        )
+        return Response(models.encode({"hits": ranked}), media_type="application/json")
+    if mode != "literal":
+        raise QueryError("mode must be literal or ranked")
     hits = await anyio.to_thread.run_sync(
         lambda: search_messages(
-            state.db, caller, params.get("q", ""), limit, params.get("scope") or "account"
+            _reads(request, caller), caller, params.get("q", ""), limit, scope, team=team
         ),
         limiter=state.search_limiter,
     )
     return Response(models.encode({"hits": hits}), media_type="application/json")
 
 
+def _int_param(request: Request, name: str, default: int) -> int:
+    raw = request.query_params.get(name)
+    if raw in (None, ""):
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise QueryError(f"{name} must be an integer") from None
+
+
+def _time_param(request: Request, name: str) -> int | None:
+    """An ISO 8601 date or date-time (UTC unless it says otherwise) as microseconds."""
+    raw = request.query_params.get(name)
+    if raw in (None, ""):
+        return None
+    try:
+        moment = datetime.fromisoformat(raw)
+    except ValueError:
+        raise QueryError(f"{name} must be an ISO 8601 date or date-time") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return (moment - EPOCH) // timedelta(microseconds=1)
+
+
+@_endpoint
+async def list_sessions(request: Request) -> Response:
+    caller = await _caller(request)
+    params = request.query_params
+    filters = browse.SessionFilters(
+        agent=params.get("agent") or None,
+        project=params.get("project") or None,
+        machine=params.get("machine") or None,
+        since=_time_param(request, "since"),
+        until=_time_param(request, "until"),
+    )
+    page = await run_in_threadpool(
+        lambda: browse.list_sessions(
+            _reads(request, caller),
+            caller,
+            scope=params.get("scope") or "account",
+            team=params.get("team") or None,
+            filters=filters,
+            limit=_int_param(request, "limit", DEFAULT_LIMIT),
+            cursor=params.get("cursor") or None,
+        )
+    )
+    return Response(models.encode(page), media_type="application/json")
+
+
+def _req_str(body: dict[str, Any], key: str) -> str:
+    value = body.get(key)
+    if not isinstance(value, str):
+        raise QueryError(f"{key} must be a string")
+    return value
+
+
+@_writes
+@_endpoint
+async def sync_session(request: Request) -> Response:
+    """One part of a ``convodex sync`` upload (see :mod:`convodex.server.intake`)."""
+    caller = await _caller(request)
+    body = await _body(request)
+    entries = body.get("entries")
+    part, final = body.get("part", 0), body.get("final", True)
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise QueryError("entries must be a list of objects")
+    if isinstance(part, bool) or not isinstance(part, int) or not isinstance(final, bool):
+        raise QueryError("part must be an integer and final true or false")
+    session_id, state = await run_in_threadpool(
+        lambda: intake.store_part(
+            request.app.state.db,
+            caller,
+            machine=_req_str(body, "machine"),
+            agent=_req_str(body, "agent"),
+            local_id=_req_str(body, "sessionId"),
+            title=str(body.get("title") or ""),
+            project=str(body.get("project") or ""),
+            team=_opt_str(body, "team"),
+            digest=_req_str(body, "digest"),
+            part=part,
+            final=final,
+            entries=entries,
+        )
+    )
+    return JSONResponse({"id": session_id, "state": state})
+
+
+@_writes
+@_endpoint
+async def sync_deletion(request: Request) -> Response:
+    caller = await _caller(request)
+    body = await _body(request)
+    session_id = await run_in_threadpool(
+        lambda: intake.delete_synced(
+            request.app.state.db,
+            caller,
+            machine=_req_str(body, "machine"),
+            agent=_req_str(body, "agent"),
+            local_id=_req_str(body, "sessionId"),
+        )
+    )
+    return JSONResponse({"id": session_id, "state": intake.DELETED})
+
+
+@_endpoint
+async def read_session(request: Request) -> Response:
+    caller = await _caller(request)
+    view = await run_in_threadpool(
+        lambda: browse.read_session(_reads(request, caller), caller, _session_id(request))
+    )
+    return Response(models.encode(view), media_type="application/json")
+
+
+@_writes
 @_endpoint
 async def create_session(request: Request) -> Response:
     caller = await _caller(request)
@@ -204,12 +374,14 @@ async def create_session(request: Request) -> Response:
             title=title,
             kind=kind,
             session_id=_opt_str(body, "id"),
+            team=_opt_str(body, "team"),
             caller=caller,
         )
     )
     return JSONResponse({"id": session_id}, 201)
 
 
+@_writes
 @_endpoint
 async def append_entry(request: Request) -> Response:
     caller = await _caller(request)
@@ -236,6 +408,7 @@ async def append_entry(request: Request) -> Response:
     return JSONResponse({"seq": seq}, 201)
 
 
+@_writes
 @_endpoint
 async def rewrite_entry(request: Request) -> Response:
     caller = await _caller(request)
@@ -254,6 +427,7 @@ async def rewrite_entry(request: Request) -> Response:
 def _entry_action(action: Callable[..., object]) -> Callable[[Request], Awaitable[Response]]:
     """An endpoint that applies one journal action to one entry and answers ok."""
 
+    @_writes
     @_endpoint
     async def endpoint(request: Request) -> Response:
         caller = await _caller(request)
@@ -270,6 +444,7 @@ restore_entry = _entry_action(journal.restore)
 remove_entry = _entry_action(journal.remove)
 
 
+@_writes
 @_endpoint
 async def fork_session(request: Request) -> Response:
     caller = await _caller(request)
@@ -286,6 +461,7 @@ async def fork_session(request: Request) -> Response:
     return JSONResponse({"id": fork_id}, 201)
 
 
+@_writes
 @_endpoint
 async def rekey_session(request: Request) -> Response:
     caller = await _caller(request)
@@ -303,6 +479,7 @@ async def rekey_session(request: Request) -> Response:
     return JSONResponse({"id": session.id, "ownerId": session.owner_id, "kind": session.kind})
 
 
+@_writes
 @_endpoint
 async def clear_session(request: Request) -> Response:
     caller = await _caller(request)
@@ -312,18 +489,31 @@ async def clear_session(request: Request) -> Response:
     return JSONResponse({"ok": True})
 
 
+async def hub_page(request: Request) -> Response:
+    """The hub's web page (team search, session view); it holds no data: it asks the
+    API with the token the person enters."""
+    return FileResponse(HUB_STATIC / "index.html", media_type="text/html")
+
+
 async def _http_error(request: Request, exc: Exception) -> Response:
     status = exc.status_code if isinstance(exc, HTTPException) else 500
     detail = exc.detail if isinstance(exc, HTTPException) else "internal error"
     return error_response(status, str(detail))
 
 
-def create_app(db: Database) -> Starlette:
-    """The server app over an open database; the caller owns (and closes) ``db``."""
+def create_app(db: Database, replica: Database | None = None) -> Starlette:
+    """The server app over an open database (and, optionally, a streaming replica that
+    serves reads); the caller owns (and closes) both."""
     entry = "/brain/sessions/{session_id}/entries/{seq:int}"
     routes = [
         Route("/brain/search", search, methods=["GET"]),
         Route("/brain/sessions", create_session, methods=["POST"]),
+        Route("/brain/sessions", list_sessions, methods=["GET"]),
+        Route("/brain/sessions/{session_id}", read_session, methods=["GET"]),
+        Route("/brain/sync/sessions", sync_session, methods=["POST"]),
+        Route("/brain/sync/deletions", sync_deletion, methods=["POST"]),
+        Route("/hub", hub_page, methods=["GET"]),
+        Mount("/hub/static", StaticFiles(directory=HUB_STATIC), name="hub-static"),
         Route("/brain/sessions/{session_id}/entries", append_entry, methods=["POST"]),
         Route(entry, rewrite_entry, methods=["PUT"]),
         Route(entry, remove_entry, methods=["DELETE"]),
@@ -339,4 +529,5 @@ def create_app(db: Database) -> Starlette:
         exception_handlers={HTTPException: _http_error},
     )
     app.state.db = db
+    app.state.router = ReadRouter(db, replica)
     return app

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import psycopg
-from psycopg.errors import LockNotAvailable, TransactionRollback
+from psycopg.errors import LockNotAvailable, TransactionRollback, UniqueViolation
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from convodex.server.db import (
@@ -17,13 +17,42 @@ from convodex.server.db import (
     DatabaseUnavailable,
     Dialect,
     Tx,
-    like_escape,
     now_micros,
 )
-from convodex.server.matching import UNICODE_ESCAPE, LikeGroup, ascii_lower
+from convodex.server.matching import UNICODE_ESCAPE, LikeGroup, ascii_lower, like_escape
+from convodex.text.query import Node, Not, Or, Term
+from convodex.text.tokens import TAIL_MARK
 
 #: how long a statement waits for a lock another transaction holds
 LOCK_TIMEOUT_MS = 5000
+#: the largest token position a tsvector records
+MAX_POSITION = 16383
+
+
+def _lexeme(token: str) -> str:
+    """One token as a quoted tsvector/tsquery lexeme (no normalization applied)."""
+    return "'" + token.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def tsquery(tree: Node) -> str:
+    """The L12 match tree as tsquery text, term for term as :func:`match_expression`
+    gives it to FTS5: words AND, phrases ``<->``, prefixes ``:*``, one CJK character as
+    the bigrams it starts or ends."""
+    if isinstance(tree, Term):
+        if tree.kind == "cjk1":
+            ch = tree.tokens[0]
+            return f"({_lexeme(ch)}:* | {_lexeme(TAIL_MARK + ch)})"
+        if tree.kind == "prefix":
+            return _lexeme(tree.tokens[0]) + ":*"
+        joiner = " <-> " if tree.kind == "phrase" else " & "
+        return "(" + joiner.join(_lexeme(t) for t in tree.tokens) + ")"
+    if isinstance(tree, Or):
+        return "(" + " | ".join(tsquery(i) for i in tree.items) + ")"
+    if isinstance(tree, Not):
+        return "!" + tsquery(tree.item)
+    positives = [tsquery(i) for i in tree.items if not isinstance(i, Not)]
+    negatives = ["!" + tsquery(i.item) for i in tree.items if isinstance(i, Not)]
+    return "(" + " & ".join(positives + negatives) + ")"
 
 
 class PostgresDialect(Dialect):
@@ -55,6 +84,24 @@ class PostgresDialect(Dialect):
 
     def text_params(self, query: str, use_index: bool) -> list[object]:
         return ["%" + like_escape(query) + "%"]
+
+    # Built-in full-text search over the project's own tokens (L3): the journal writes
+    # each entry's tsvector itself (positions, no parser, no stemming), so a query
+    # token matches exactly what the local search would; GIN-indexed (migration 0004).
+    tokens_sql = "CAST(? AS tsvector)"
+    ranked_where = "e.tokens @@ CAST(? AS tsquery)"
+    ranked_score = "ts_rank_cd(e.tokens, CAST(? AS tsquery))"
+    ranked_score_params = 1
+
+    def tokens_param(self, tokens: list[str] | None) -> object:
+        if tokens is None:
+            return None
+        # Positions stop at 16383 (PostgreSQL's largest); a lexeme is at most 2 KB.
+        kept = tokens[:MAX_POSITION]
+        return " ".join(f"{_lexeme(t[:500])}:{n}" for n, t in enumerate(kept, 1))
+
+    def ranked_expression(self, tree: Node) -> str:
+        return tsquery(tree)
 
     def raw_match(self, column: str, group: LikeGroup) -> tuple[str, list[object]]:
         # Under the C collation lower() folds ASCII letters only (ILIKE would fold the
@@ -128,11 +175,16 @@ class PostgresDatabase(Database):
 
 @contextmanager
 def _translated() -> Iterator[None]:
-    """A pool timeout, a lost connection or a serialization failure as
+    """A pool timeout, a lost connection, a key collision or a serialization failure as
     :class:`DatabaseUnavailable` (HTTP 503): the request may be retried."""
     try:
         yield
     except (PoolTimeout, LockNotAvailable, TransactionRollback) as exc:
         raise DatabaseUnavailable("the database is busy") from exc
+    except UniqueViolation as exc:
+        # Every write checks its keys first, under the session's lock; a collision
+        # left is two writers creating the same new id at once. Retried, the loser
+        # gets the definite answer (409, or success).
+        raise DatabaseUnavailable("a concurrent write collided; retry") from exc
     except psycopg.OperationalError as exc:
         raise DatabaseUnavailable("the database is unavailable") from exc

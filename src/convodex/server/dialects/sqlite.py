@@ -9,17 +9,17 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from convodex.errors import CatalogError
+from convodex.errors import ServerError
 from convodex.server.db import (
     Database,
     DatabaseUnavailable,
     Dialect,
     Tx,
-    like_escape,
     now_micros,
 )
-from convodex.server.matching import UNICODE_ESCAPE, LikeGroup, case_variants
+from convodex.server.matching import UNICODE_ESCAPE, LikeGroup, case_variants, like_escape
 from convodex.sqlite import sqlite3, transaction
+from convodex.text.query import Node, match_expression
 
 #: how long a statement waits for another process's write lock
 BUSY_TIMEOUT_MS = 5000
@@ -98,6 +98,15 @@ class SQLiteDialect(Dialect):
             return match
         return [fts_phrase(query), *match]
 
+    # FTS5 over the project's own tokens (L3), kept by triggers in the journal's
+    # transaction (migration 0004); bm25 is lower for better matches.
+    ranked_from = "ranked_fts CROSS JOIN entries e ON e.row_id = ranked_fts.rowid"
+    ranked_where = "ranked_fts MATCH ?"
+    ranked_score = "-bm25(ranked_fts)"
+
+    def ranked_expression(self, tree: Node) -> str:
+        return match_expression(tree)
+
     def raw_match(self, column: str, group: LikeGroup) -> tuple[str, list[object]]:
         # LIKE folds ASCII case only. Most payloads hold no \u escape at all, so the
         # escaped forms are tried only on those that do.
@@ -138,7 +147,7 @@ class SQLiteDatabase(Database):
                 fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
                 os.close(fd)
         except OSError as exc:
-            raise CatalogError(f"cannot create the database file {path}: {exc.strerror}") from exc
+            raise ServerError(f"cannot create the database file {path}: {exc.strerror}") from exc
 
     def _connect(self, *, read_only: bool) -> sqlite3.Connection:
         with _translated():
@@ -160,7 +169,7 @@ class SQLiteDatabase(Database):
     def _reader(self) -> Iterator[sqlite3.Connection]:
         with self._lock:
             if self._closed:
-                raise CatalogError("the database is closed")
+                raise ServerError("the database is closed")
             conn = self._idle.pop() if self._idle else None
         if conn is None:
             conn = self._connect(read_only=True)
@@ -183,7 +192,7 @@ class SQLiteDatabase(Database):
             raise DatabaseUnavailable("the database is busy: too many writes are queued")
         try:
             if self._closed:
-                raise CatalogError("the database is closed")
+                raise ServerError("the database is closed")
             if self._writer is None:
                 self._writer = self._connect(read_only=False)
             yield self._writer
@@ -249,4 +258,4 @@ def _statements(script: str) -> Iterator[str]:
                 yield pending.strip()
             pending = ""
     if pending.strip():
-        raise CatalogError("a migration script ends with an incomplete statement")
+        raise ServerError("a migration script ends with an incomplete statement")

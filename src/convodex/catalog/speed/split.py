@@ -17,74 +17,76 @@ from __future__ import annotations
 
 import contextlib
 import heapq
-import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from convodex import config
 from convodex.catalog.db import Catalog, connect, read_revision
 from convodex.sqlite import sqlite3
 
 if TYPE_CHECKING:
     import concurrent.futures
 
-# Shares beyond the cores only wait (``config.SEARCH_SHARES``: four at most).
-MAX_SHARES = 4
-ENABLED = True
-
 Row = tuple[Any, ...]
 
 
-def usable_cpus() -> int:
-    """The CPUs this process may run on (``taskset`` and cgroups narrow them)."""
-    affinity = getattr(os, "sched_getaffinity", None)
-    return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
+class Spares:
+    """Idle read connections to one catalog's file, lent to a search's other shares
+    between searches and closed with the catalog (``Catalog.closers``)."""
+
+    def __init__(self) -> None:
+        self._idle: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+
+    @property
+    def idle(self) -> list[sqlite3.Connection]:
+        with self._lock:
+            return list(self._idle)
+
+    @contextlib.contextmanager
+    def lend(self, catalog: Catalog) -> Iterator[sqlite3.Connection]:
+        generation = catalog.generation
+        with self._lock:
+            db = self._idle.pop() if self._idle else None
+        if db is None:
+            db = connect(str(catalog.path), read_only=catalog.mode == "degraded")
+        try:
+            yield db
+        except sqlite3.Error:
+            db.close()  # its state is unknown: not lent again
+            raise
+        with self._lock:
+            if catalog.generation == generation:
+                self._idle.append(db)
+                return
+        db.close()  # to a file recovery has moved aside since
+
+    def close(self) -> None:
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for db in idle:
+            with contextlib.suppress(sqlite3.Error):
+                db.close()
 
 
-def shares(catalog: Catalog) -> int:
-    """How many ranges a search on this catalog is split into (1: not split)."""
-    if not ENABLED or catalog.path is None or catalog.mode == "memory":
-        return 1
-    wanted = min(MAX_SHARES, config.SEARCH_SHARES.value())
-    return max(1, min(wanted, usable_cpus()))
+class Shares:
+    """How one catalog's work is split: ``parts`` ranges, the other ranges on these
+    threads, each on a spare connection."""
 
+    def __init__(
+        self,
+        catalog: Catalog,
+        parts: int,
+        threads: concurrent.futures.ThreadPoolExecutor,
+        spares: Spares,
+    ) -> None:
+        self.catalog = catalog
+        self.parts = parts
+        self.threads = threads
+        self.spares = spares
 
-_LOCK = threading.Lock()
-_THREADS: concurrent.futures.ThreadPoolExecutor | None = None
-
-
-def threads() -> concurrent.futures.ThreadPoolExecutor:
-    global _THREADS
-    with _LOCK:
-        if _THREADS is None:
-            import concurrent.futures  # 7 ms of start-up: only once a search is split
-
-            _THREADS = concurrent.futures.ThreadPoolExecutor(
-                max_workers=MAX_SHARES - 1, thread_name_prefix="convodex-share"
-            )
-        return _THREADS
-
-
-@contextlib.contextmanager
-def lend(catalog: Catalog) -> Iterator[sqlite3.Connection]:
-    """A spare read connection to the catalog's file, kept by the catalog between
-    searches and closed with it."""
-    generation = catalog.generation
-    with _LOCK:
-        db = catalog.spares.pop() if catalog.spares else None
-    if db is None:
-        db = connect(str(catalog.path), read_only=catalog.mode == "degraded")
-    try:
-        yield db
-    except sqlite3.Error:
-        db.close()  # its state is unknown: not lent again
-        raise
-    with _LOCK:
-        if catalog.generation == generation:
-            catalog.spares.append(db)
-            return
-    db.close()  # to a file recovery has moved aside since
+    def lend(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
+        return self.spares.lend(self.catalog)
 
 
 class SnapshotMoved(Exception):
@@ -112,30 +114,30 @@ def _read(db: sqlite3.Connection, revision: int, sql: str, params: Sequence[Any]
         db.execute("COMMIT")
 
 
-def _share(catalog: Catalog, revision: int, sql: str, params: Sequence[Any]) -> list[Row]:
-    with lend(catalog) as db:
+def _share(shares: Shares, revision: int, sql: str, params: Sequence[Any]) -> list[Row]:
+    with shares.lend() as db:
         return _read(db, revision, sql, params)
 
 
 def split_query(
-    catalog: Catalog,
+    shares: Shares,
     revision: int,
     build: Callable[[tuple[int, int]], tuple[str, list[Any]]],
-    parts: int,
     shift: int,
 ) -> list[list[Row]]:
     """Each range's rows (``build`` gives a range's SQL and parameters), in range order.
 
     Raises ``SnapshotMoved`` when the catalog moved on from ``revision`` meanwhile.
     """
-    jobs = [build(bounds) for bounds in rowid_ranges(catalog, parts, shift)]
-    pool = threads()
-    futures = [pool.submit(_share, catalog, revision, sql, params) for sql, params in jobs[1:]]
+    catalog = shares.catalog
+    jobs = [build(bounds) for bounds in rowid_ranges(catalog, shares.parts, shift)]
+    pool = shares.threads
+    futures = [pool.submit(_share, shares, revision, sql, params) for sql, params in jobs[1:]]
     try:
         # The first share on the caller's own connection (one spare fewer a catalog),
         # unless it is inside a transaction of its own.
         if catalog.db.in_transaction:
-            first = _share(catalog, revision, *jobs[0])
+            first = _share(shares, revision, *jobs[0])
         else:
             first = _read(catalog.db, revision, *jobs[0])
     finally:

@@ -37,20 +37,23 @@ import math
 import re
 import struct
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from convodex import config
-from convodex.catalog import split
 from convodex.catalog.db import Catalog, read_revision
 from convodex.catalog.plan import Plan, SearchRequest, Where, make_plan
 from convodex.catalog.rowids import DOCUMENTS
+from convodex.catalog.speed.settings import BAND_LEAST_MATCHES, BAND_MOST
 from convodex.errors import QueryError
 from convodex.sqlite import bound_runs, sqlite3, transaction
 from convodex.text.query import Term
 
-ENABLED = True
+if TYPE_CHECKING:
+    from convodex.catalog.commits import Changes
+    from convodex.catalog.speed.split import Shares
+
 # A first page is at most the largest limit and one more (whether more follow).
 DEPTH = config.MAX_SEARCH_LIMIT + 1
 # The average document length may move this far from the band's before it is rebuilt;
@@ -65,9 +68,9 @@ BUILD_SPREAD = 0.22
 # sessions: the 32 words over 20,000 documents took 2.4 s to build, the six most
 # frequent 0.7 s, the two within this budget 0.3 s besides the 0.2 s that finding the
 # frequent words takes).
-LEAST_MATCHES = 20_000
+LEAST_MATCHES = BAND_LEAST_MATCHES
 MATCH_BUDGET = 1.0
-MOST_BANDS = 32
+MOST_BANDS = BAND_MOST
 # Matches ranked in a build's first pass: most words' candidates are among them.
 FIRST_FETCH = 4096
 # A commit of more documents, or more text, than this leaves the bands to ``refresh``:
@@ -101,14 +104,6 @@ class Band(msgspec.Struct):
     avgdl: float  # the average length it was built around
     hits: int  # documents of the whole table with the word (for the idf)
     members: list[Member]
-
-
-class Changes(msgspec.Struct):
-    """What one commit did to ``documents``: rows added (stored rowid, projection
-    text) and the slots whose rows it deleted."""
-
-    documents: list[tuple[int, str]] = msgspec.field(default_factory=list)
-    wiped: set[int] = msgspec.field(default_factory=set)
 
 
 # -- the catalog's statistics --------------------------------------------------------
@@ -211,7 +206,7 @@ def _default_plan(catalog: Catalog, term: str) -> Plan | None:
 def first(catalog: Catalog, plan: Plan, count: int) -> list[tuple[float, int, float]] | None:
     """The first ``count`` (rank, stored rowid, rank) rows of ``documents`` for the
     plan, from its word's band; None when no current band answers it."""
-    if not ENABLED or count > DEPTH:
+    if count > DEPTH:
         return None
     term = band_term(plan)
     if term is None:
@@ -518,12 +513,14 @@ def refresh(
     least: int | None = None,
     most: int | None = None,
     budget: float | None = None,
+    shares: Shares | None = None,
 ) -> int:
     """After an indexing run: choose the frequent words again when the catalog moved
     enough since, and rebuild every band that is not current, on every core (a
     band's build is mostly FTS5 ranking every match, which releases the interpreter
-    lock). Returns how many were built. ``least``, ``most`` and ``budget``:
-    ``LEAST_MATCHES``, ``MOST_BANDS`` and ``MATCH_BUDGET`` unless given."""
+    lock; ``shares``: the connections and threads, none: this connection alone).
+    Returns how many were built. ``least``, ``most`` and ``budget``: ``LEAST_MATCHES``,
+    ``MOST_BANDS`` and ``MATCH_BUDGET`` unless given."""
     catalog.require_writable()
     least = LEAST_MATCHES if least is None else least
     most = MOST_BANDS if most is None else most
@@ -549,7 +546,7 @@ def refresh(
         or (have[t].revision, have[t].totals) != now
         or not _within(_average(have[t].totals)[1], have[t].avgdl)
     ]
-    built = _build_all(catalog, stale, now)
+    built = _build_all(catalog, stale, now, shares)
     if built is None:
         return 0  # the catalog moved on meanwhile: the next run builds them
     with catalog.transaction() as tx:
@@ -577,12 +574,14 @@ def _chosen(value: str) -> tuple[int, list[float] | None]:
     return -1, None
 
 
-def _build_all(catalog: Catalog, terms: list[str], now: Stamp) -> dict[str, Band | None] | None:
+def _build_all(
+    catalog: Catalog, terms: list[str], now: Stamp, shares: Shares | None
+) -> dict[str, Band | None] | None:
     """Bands of ``terms`` as of ``now``, the terms dealt out to one read connection a
-    core (this one's and spares); None when a connection reads another state."""
+    share (this one's and spares); None when a connection reads another state."""
     if not terms:
         return {}
-    parts = max(1, min(split.shares(catalog), len(terms)))
+    parts = 1 if shares is None else max(1, min(shares.parts, len(terms)))
     groups = [terms[i::parts] for i in range(parts)]
 
     def on(db: sqlite3.Connection, group: list[str]) -> dict[str, Band | None] | None:
@@ -592,10 +591,11 @@ def _build_all(catalog: Catalog, terms: list[str], now: Stamp) -> dict[str, Band
             return {term: build(catalog, term, db) for term in group}
 
     def lent(group: list[str]) -> dict[str, Band | None] | None:
-        with split.lend(catalog) as db:
+        assert shares is not None
+        with shares.lend() as db:
             return on(db, group)
 
-    futures = [split.threads().submit(lent, group) for group in groups[1:]]
+    futures = [] if shares is None else [shares.threads.submit(lent, g) for g in groups[1:]]
     try:
         with catalog.lock:  # its own connection: no other thread's statement between
             results = [on(catalog.db, groups[0])]
@@ -619,7 +619,7 @@ def follow(catalog: Catalog, before: Stamp, after_revision: int, changes: Change
     commit's tokenization should cost (``FOLLOW_MAX_DOCUMENTS``,
     ``FOLLOW_MAX_CHARACTERS``): ``refresh`` builds it again after the run.
     """
-    if not ENABLED or len(changes.documents) > FOLLOW_MAX_DOCUMENTS:
+    if len(changes.documents) > FOLLOW_MAX_DOCUMENTS:
         return 0
     if sum(len(text) for _, text in changes.documents) > FOLLOW_MAX_CHARACTERS:
         return 0

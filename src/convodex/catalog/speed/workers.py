@@ -15,46 +15,53 @@ import multiprocessing
 import threading
 from pathlib import Path
 
-from convodex.catalog import split
+import msgspec
+
 from convodex.catalog.db import Catalog, Mode, connect
 from convodex.catalog.plan import SearchRequest
 from convodex.catalog.search import Searcher
+from convodex.catalog.speed.settings import Accelerators
+from convodex.catalog.speed.wing import Wing
 from convodex.models import SearchPage
 
-_searcher: Searcher | None = None
+# The worker's searchers: alone (split across the cores) and under load (not split).
+_searchers: tuple[Searcher, Searcher] | None = None
 
 
-def _open(path: str, mode: Mode) -> None:
-    """Worker start: one connection to the catalog for the worker's whole life."""
-    global _searcher
+def _open(path: str, mode: Mode, settings: Accelerators) -> None:
+    """Worker start: one connection to the catalog for the worker's whole life, and
+    the serving process's accelerators but the workers themselves."""
+    global _searchers
     catalog = Catalog(connect(path, read_only=mode == "degraded"), Path(path), mode)
-    _searcher = Searcher(catalog)
+    speed = Wing(msgspec.structs.replace(settings, search_workers=0))
+    _searchers = (Searcher(catalog, speed=speed), Searcher(catalog, speed=speed.using(shares=1)))
 
 
 def _search(request: SearchRequest, alone: bool) -> SearchPage:
     """One search; split across the cores (``split``) only when it is the pool's only
     one: under load the other workers keep the cores busy already."""
-    assert _searcher is not None, "the worker was not started by SearchPool"
-    split.ENABLED = alone
-    return _searcher.search(request)
+    assert _searchers is not None, "the worker was not started by SearchPool"
+    return _searchers[0 if alone else 1].search(request)
 
 
 def _ready() -> bool:
-    return _searcher is not None
+    return _searchers is not None
 
 
 class SearchPool:
-    """``workers`` processes answering searches on one catalog file."""
+    """``settings.search_workers`` processes answering searches on one catalog file."""
 
-    def __init__(self, catalog: Catalog, workers: int) -> None:
+    def __init__(self, catalog: Catalog, settings: Accelerators) -> None:
         if catalog.path is None:
             raise ValueError("an in-memory catalog cannot be shared with other processes")
+        workers = settings.search_workers
         self._pool = concurrent.futures.ProcessPoolExecutor(
             max_workers=workers,
             mp_context=multiprocessing.get_context("spawn"),
             initializer=_open,
-            initargs=(str(catalog.path), catalog.mode),
+            initargs=(str(catalog.path), catalog.mode, settings),
         )
+        self.settings = settings
         self.workers = workers
         # Searches in flight: one alone may use every core.
         self._running = 0

@@ -1,0 +1,241 @@
+"""``convodex sync``: push this machine's local sessions into a hub (SPEC S6, X11).
+
+Each local session (its effective branch, as ``convodex show`` reads it) becomes one
+hub session keyed by (machine, agent, session id), with its title, project, agent
+and message times. A session is read only when its transcript changed since the
+last confirmed upload, and sent only when what would be sent changed (a digest of
+it): a second run sends nothing. Likely secrets are masked before anything leaves
+the machine (``[hub] redact``, on by default) by the library's redaction, the same
+as ``export --redact``; home directories in the project path become ``~``. Sessions
+whose transcript is gone are deleted on the hub, and the hub keeps them deleted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from convodex.errors import ConvodexError
+from convodex.hub.client import HubClient
+from convodex.hub.settings import HubSettings
+from convodex.hub.state import Checkpoint, SyncState, state_path
+from convodex.models import SessionDocument, SessionEntry, SyncItem, SyncReport, TreeRow, encode
+
+if TYPE_CHECKING:
+    from convodex.catalog.service import HistoryService
+
+#: the most payload bytes one upload request carries (the hub accepts 16 MiB)
+PART_BYTES = 4 * 1024 * 1024
+
+
+def _part(kind: str, text: str, tool: str | None) -> dict[str, Any]:
+    """One content part in the provider message shape the hub's projection reads:
+    text is shown; tool input and output are kept but never shown."""
+    if kind in ("user_text", "assistant_text"):
+        return {"type": "text", "text": text}
+    if kind == "tool_input":
+        return {"type": "toolCall", "name": tool or "", "arguments": {"input": text}}
+    return {
+        "type": "toolResult",
+        "name": tool or "",
+        "output": text,
+        "isError": kind == "tool_error",
+    }
+
+
+def _payload(entry: SessionEntry) -> dict[str, Any]:
+    return {
+        "role": entry.role,
+        "content": [_part(p.kind, p.text, p.tool_name) for p in entry.parts],
+    }
+
+
+def home_relative(path: str | None) -> str:
+    """``path`` with this user's home directory as ``~`` (X11: no user names leave)."""
+    if not path:
+        return ""
+    home = str(Path.home())
+    if path == home or path.startswith(home + os.sep):
+        return "~" + path[len(home) :]
+    return path
+
+
+def upload_entries(document: SessionDocument) -> list[dict[str, Any]]:
+    """The document's messages as hub entries, each with a time (microseconds): its
+    own, else the one before it, else the session's start."""
+    fallback = (document.started_at or document.ended_at or int(time.time() * 1000)) * 1000
+    out = []
+    for entry in document.messages:
+        if entry.created_at is not None:
+            fallback = entry.created_at * 1000
+        out.append({"payload": _payload(entry), "createdAt": fallback})
+    return out
+
+
+def parts(entries: list[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
+    """``entries`` in groups of at most ``PART_BYTES`` (at least one entry each)."""
+    group: list[dict[str, Any]] = []
+    size = 0
+    for entry in entries:
+        length = len(encode(entry))
+        if group and size + length > PART_BYTES:
+            yield group
+            group, size = [], 0
+        group.append(entry)
+        size += length
+    yield group
+
+
+def _stamp(row: TreeRow) -> str:
+    st = os.stat(row.session_path)
+    return f"{st.st_size}:{st.st_mtime_ns}:{row.message_count}:{row.last_activity_at}"
+
+
+class Syncer:
+    """One sync run: the local listing against the checkpoints, then the hub."""
+
+    def __init__(
+        self,
+        service: HistoryService,
+        settings: HubSettings,
+        *,
+        dry_run: bool = False,
+        client: HubClient | None = None,
+        on_item: Callable[[SyncItem], None] | None = None,
+    ) -> None:
+        self.service = service
+        self.settings = settings
+        self.dry_run = dry_run
+        self.client = client or HubClient(settings.url, settings.token)
+        self.state = SyncState(state_path(settings.url, settings.token))
+        self.items: list[SyncItem] = []
+        self.on_item = on_item
+        self.bytes_sent = 0
+
+    def _note(self, row_agent: str, session_id: str, action: str, size: int = 0) -> None:
+        item = SyncItem(agent=row_agent, session_id=session_id, action=action, bytes=size)
+        self.items.append(item)
+        if self.on_item is not None:
+            self.on_item(item)
+
+    def run(self) -> SyncReport:
+        started = time.perf_counter()
+        try:
+            rows = self.service.tree().rows
+            seen = {(row.source_format, row.session_id) for row in rows}
+            for row in rows:
+                self._session(row)
+            self._deletions(seen)
+        finally:
+            if not self.dry_run:
+                self.state.compact()
+            self.state.close()
+            self.client.close()
+        count = {a: sum(1 for i in self.items if i.action == a) for a in _ACTIONS}
+        return SyncReport(
+            hub=self.settings.url,
+            machine=self.settings.machine,
+            dry_run=self.dry_run,
+            sent=count["send"],
+            unchanged=count["unchanged"],
+            deleted=count["delete"],
+            refused=count["deleted-on-hub"],
+            excluded=count["excluded"],
+            failed=count["failed"],
+            bytes_sent=self.bytes_sent,
+            seconds=round(time.perf_counter() - started, 3),
+            sessions=self.items,
+        )
+
+    def _session(self, row: TreeRow) -> None:
+        agent, sid = row.source_format, row.session_id
+        if not self.settings.shares(row.workspace_root, row.session_path):
+            self._note(agent, sid, "excluded")
+            return
+        known = self.state.done.get((agent, sid))
+        if known is not None and known.deleted:
+            self._note(agent, sid, "deleted-on-hub")
+            return
+        try:
+            stamp = _stamp(row)
+            if known is not None and known.stamp == stamp:
+                self._note(agent, sid, "unchanged")
+                return
+            document = self._document(row)
+        except (OSError, ConvodexError):
+            self._note(agent, sid, "failed")
+            return
+        entries = upload_entries(document)
+        facts = {
+            "machine": self.settings.machine,
+            "agent": agent,
+            "sessionId": sid,
+            "title": document.title or "",
+            "project": home_relative(document.project),
+            "team": self.settings.team,
+        }
+        body = encode({**facts, "entries": entries})
+        digest = hashlib.sha256(body).hexdigest()
+        point = Checkpoint(agent, sid, row.session_path, stamp, digest)
+        if known is not None and known.digest == digest:
+            if not self.dry_run:
+                self.state.record(point)
+            self._note(agent, sid, "unchanged")
+            return
+        if self.dry_run:
+            self._note(agent, sid, "send", len(body))
+            return
+        groups = list(parts(entries))
+        answer: Any = None
+        for n, group in enumerate(groups):
+            final = n == len(groups) - 1
+            request = {**facts, "digest": digest, "part": n, "final": final, "entries": group}
+            answer = self.client.request("POST", "/brain/sync/sessions", request)
+            if isinstance(answer, dict) and answer.get("state") in ("deleted", "unchanged"):
+                break
+        state = answer.get("state") if isinstance(answer, dict) else None
+        if state == "deleted":
+            self.state.record(Checkpoint(agent, sid, row.session_path, stamp, digest, True))
+            self._note(agent, sid, "deleted-on-hub")
+            return
+        self.bytes_sent += len(body)
+        self.state.record(point)
+        self._note(agent, sid, "send" if state == "stored" else "unchanged", len(body))
+
+    def _document(self, row: TreeRow) -> SessionDocument:
+        from convodex.sessions.transcript import redact_document
+
+        try:
+            ref = self.service.resolve(row.session_id)
+        except ConvodexError:
+            ref = self.service.resolve(row.session_path)
+        if ref.session_path != row.session_path:
+            ref = self.service.resolve(row.session_path)
+        document = self.service.document(ref)
+        return redact_document(document) if self.settings.redact else document
+
+    def _deletions(self, seen: set[tuple[str, str]]) -> None:
+        for point in list(self.state.done.values()):
+            if point.deleted or point.key in seen or Path(point.path).exists():
+                continue
+            if not self.dry_run:
+                self.client.request(
+                    "POST",
+                    "/brain/sync/deletions",
+                    {
+                        "machine": self.settings.machine,
+                        "agent": point.agent,
+                        "sessionId": point.session_id,
+                    },
+                )
+                self.state.record(
+                    Checkpoint(point.agent, point.session_id, point.path, "", "", True)
+                )
+            self._note(point.agent, point.session_id, "delete")
+
+
+_ACTIONS = ("send", "unchanged", "delete", "deleted-on-hub", "excluded", "failed")

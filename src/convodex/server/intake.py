@@ -1,0 +1,197 @@
+"""What ``convodex sync`` stores (SPEC S6): one hub session per (owner, machine, agent,
+local session id), replaced whole when the local session changes, deleted for good
+when the local one is.
+
+A session's upload comes in parts (a request body is at most 16 MiB): part 0 resets
+the hub copy, every part appends, the final one marks it complete with the digest
+of what was sent. Until then the session is ``copying`` (the fork rule: search and
+the sessions list ignore it), so a killed sync leaves nothing half-visible and the
+next run starts the session again at part 0, never duplicating an entry. A deleted
+key keeps a tombstone: a stale copy pushed later (an old clone of the machine, a
+restored backup) is answered ``deleted`` and stored nowhere.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from convodex.errors import AccessDenied, Conflict, QueryError
+from convodex.server.accounts import Caller
+from convodex.server.db import Database, Tx, now_micros
+from convodex.server.inputs import check_id, check_int64, storable_text
+from convodex.server.projection import new_entry
+from convodex.server.teams import member_team
+
+#: the hub's answers to one part: stored, already there, or refused for good
+STORED, UNCHANGED, DELETED = "stored", "unchanged", "deleted"
+MAX_DIGEST = 128
+
+
+def hub_session_id(owner_id: str, machine: str, agent: str, local_id: str) -> str:
+    """The hub id of a synced session: stable, and distinct per owner and machine."""
+    key = "\x00".join((owner_id, machine, agent, local_id)).encode("utf-8")
+    return "sync_" + hashlib.sha256(key).hexdigest()[:40]
+
+
+def _key(caller: Caller, machine: str, agent: str, local_id: str) -> str:
+    check_id(machine, "machine")
+    check_id(agent, "agent")
+    check_id(local_id, "sessionId")
+    return hub_session_id(caller.id, machine, agent, local_id)
+
+
+def _rows(entries: Sequence[Mapping[str, Any]]) -> list[tuple[Any, ...]]:
+    """``(role, payload, hash, text, created_at, tokens)`` per entry, checked before any
+    SQL."""
+    rows = []
+    for item in entries:
+        payload = item.get("payload")
+        if not isinstance(payload, Mapping):
+            raise QueryError("every entry needs a payload object")
+        created = check_int64(item.get("createdAt"), "createdAt")
+        entry = new_entry(payload, meta=False)
+        rows.append(
+            (entry.role, entry.payload, entry.payload_hash, entry.text, created, entry.tokens)
+        )
+    return rows
+
+
+def _locked(tx: Tx, session_id: str) -> tuple[Any, ...] | None:
+    return tx.one(
+        "SELECT owner_id, fork_state, sync_digest, deleted_at FROM sessions WHERE id = ?"
+        + tx.dialect.for_update,
+        (session_id,),
+    )
+
+
+def store_part(
+    db: Database,
+    caller: Caller,
+    *,
+    machine: str,
+    agent: str,
+    local_id: str,
+    title: str,
+    project: str,
+    team: str | None,
+    digest: str,
+    part: int,
+    final: bool,
+    entries: Sequence[Mapping[str, Any]],
+) -> tuple[str, str]:
+    """Store one part of a session's upload; return ``(hub id, state)``."""
+    session_id = _key(caller, machine, agent, local_id)
+    storable_text(title, "title")
+    storable_text(project, "project")
+    if not isinstance(digest, str) or not 0 < len(digest) <= MAX_DIGEST:
+        raise QueryError("digest must be a short non-empty string")
+    check_int64(part, "part")
+    rows = _rows(entries)
+    with db.write() as tx:
+        found = _locked(tx, session_id)
+        if found is not None and found[0] != caller.id:
+            raise AccessDenied("this session belongs to another account")
+        if found is not None and found[3] is not None:
+            return session_id, DELETED
+        if part == 0:
+            if found is not None and found[1] == "complete" and found[2] == digest:
+                return session_id, UNCHANGED
+            tid = None if team is None else member_team(tx, caller.id, team)
+            _reset(tx, session_id, caller, found is not None, (title, project, machine, agent))
+            tx.run("UPDATE sessions SET team_id = ? WHERE id = ?", (tid, session_id))
+            start = 0
+        else:
+            if found is None or found[1] != "copying":
+                raise Conflict("the upload of this session must start again at part 0")
+            top = tx.one("SELECT MAX(seq) FROM entries WHERE session_id = ?", (session_id,))
+            start = int(top[0] or 0) if top is not None else 0
+        _append(tx, session_id, caller, start, rows)
+        if final:
+            tx.run(
+                "UPDATE sessions SET fork_state = 'complete', sync_digest = ? WHERE id = ?",
+                (digest, session_id),
+            )
+    return session_id, STORED
+
+
+def _reset(tx: Tx, session_id: str, caller: Caller, exists: bool, facts: tuple[str, ...]) -> None:
+    """An empty ``copying`` session with the given title, project, machine and agent."""
+    if exists:
+        tx.run("DELETE FROM entries WHERE session_id = ?", (session_id,))
+        tx.run(
+            "UPDATE sessions SET title = ?, project = ?, machine = ?, agent = ?,"
+            " fork_state = 'copying', sync_digest = NULL, head_seq = NULL, updated_at = NULL"
+            " WHERE id = ?",
+            (*facts, session_id),
+        )
+        return
+    tx.run(
+        "INSERT INTO sessions (id, owner_id, kind, title, project, machine, agent, created_at,"
+        " fork_state) VALUES (?, ?, 'personal', ?, ?, ?, ?, ?, 'copying')",
+        (session_id, caller.id, *facts, tx.ts(now_micros())),
+    )
+
+
+def _append(
+    tx: Tx, session_id: str, caller: Caller, start: int, rows: list[tuple[Any, ...]]
+) -> None:
+    """Append ``rows`` as one linear branch after entry ``start`` (0: none)."""
+    if not rows:
+        return
+    team = tx.one("SELECT team_id FROM sessions WHERE id = ?", (session_id,))
+    team_id = None if team is None else team[0]
+    tx.many(
+        "INSERT INTO entries (session_id, seq, created_at, parent_seq, role, payload,"
+        " payload_hash, meta, discarded, on_branch, projected, text, personal_owner, team_id,"
+        f" tokens) VALUES (?, ?, ?, ?, ?, ?, ?, FALSE, FALSE, TRUE, TRUE, ?, ?, ?,"
+        f" {tx.dialect.tokens_sql})",
+        [
+            (
+                session_id,
+                start + n,
+                tx.ts(created),
+                None if start + n == 1 else start + n - 1,
+                role,
+                payload,
+                digest,
+                text,
+                caller.id,
+                team_id,
+                tx.dialect.tokens_param(tokens),
+            )
+            for n, (role, payload, digest, text, created, tokens) in enumerate(rows, 1)
+        ],
+    )
+    newest = max(int(row[4]) for row in rows)
+    stamp = tx.ts(newest)
+    tx.run(
+        "UPDATE sessions SET head_seq = ?, updated_at = CASE WHEN updated_at IS NULL"
+        " OR updated_at < ? THEN ? ELSE updated_at END WHERE id = ?",
+        (start + len(rows), stamp, stamp, session_id),
+    )
+
+
+def delete_synced(db: Database, caller: Caller, *, machine: str, agent: str, local_id: str) -> str:
+    """Delete a synced session for good: its entries go, a tombstone keeps its key."""
+    session_id = _key(caller, machine, agent, local_id)
+    with db.write() as tx:
+        found = _locked(tx, session_id)
+        if found is not None and found[0] != caller.id:
+            raise AccessDenied("this session belongs to another account")
+        stamp = tx.ts(now_micros())
+        if found is None:
+            tx.run(
+                "INSERT INTO sessions (id, owner_id, kind, title, machine, agent, created_at,"
+                " fork_state, deleted_at) VALUES (?, ?, 'personal', '', ?, ?, ?, 'complete', ?)",
+                (session_id, caller.id, machine, agent, stamp, stamp),
+            )
+        elif found[3] is None:
+            tx.run("DELETE FROM entries WHERE session_id = ?", (session_id,))
+            tx.run(
+                "UPDATE sessions SET title = '', project = '', deleted_at = ?, head_seq = NULL,"
+                " sync_digest = NULL, team_id = NULL WHERE id = ?",
+                (stamp, session_id),
+            )
+    return session_id

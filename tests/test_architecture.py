@@ -1,0 +1,270 @@
+"""The house rules that a reading of the code can check (docs/architecture.md).
+
+Which package may import which (no package cycle, no module cycle), the speed wing
+reached through its seam only, and no module over 600 lines. Every import counts,
+also one inside a function or under ``TYPE_CHECKING``: the rule is about what a module
+knows, not about when it loads it.
+
+A rule broken where another piece of work is still under way is listed below as a
+known exception, by name, with its reason and owner: the rule holds everywhere else,
+and the exception fails the test once it is no longer true (remove it then).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+PACKAGE = "convodex"
+MAX_LINES = 600
+
+# What each part of the library may import besides itself (a part: a package of
+# ``convodex`` or one of its top-level modules; ``convodex`` itself is the public
+# API). Lowest first: nothing imports a part listed after it but a surface.
+ALLOWED: dict[str, set[str]] = {
+    "errors": set(),
+    "models": set(),
+    "sqlite": set(),
+    "config": {"errors"},
+    "text": {"errors"},  # pure: the one exception tree and nothing else
+    "sources": {"config", "errors", "models", "sqlite", "text"},
+    "hints": {"errors"},
+    "writer": {"errors", "hints"},
+    "catalog": {"config", "errors", "hints", "models", "sources", "sqlite", "text"},
+    "sessions": {"catalog", "config", "errors", "models", "sources", "text"},
+    "server": {"config", "errors", "models", "sqlite", "text"},
+    "recall": {"catalog", "config", "errors", "models", "sources", "text"},
+    "agents": {"config", "errors"},  # agents' own config files: edited, never searched
+    "hub": {"catalog", "config", "errors", "models", "sessions", "text"},  # sync's client
+    PACKAGE: {"catalog", "config", "errors", "models", "sessions", "sources", "text"},
+}
+LIBRARY = set(ALLOWED)
+# Surfaces parse, call the library and print; the CLI also starts the others.
+SURFACES = {"cli", "web", "tui", "mcp", "mcp_memory", "warm", "__main__"}
+ALLOWED.update(
+    {
+        "web": LIBRARY,
+        "tui": LIBRARY,
+        "mcp": LIBRARY | {"mcp_memory"},  # the agent-memory tools live beside the server
+        "mcp_memory": LIBRARY,
+        "warm": LIBRARY,
+        "cli": LIBRARY | SURFACES,
+        "__main__": {"cli", "warm"},  # a short command asks a warm service first
+    }
+)
+
+# Known exceptions: (importer part, imported part) -> why, and whose work removes it.
+KNOWN_IMPORTS: dict[tuple[str, str], str] = {
+    ("mcp_memory", "mcp"): "the memory tools import the MCP server's helpers, which registers "
+    "them (a cycle mcp <-> mcp_memory): for the memory work (issue 26) to make one package",
+    ("catalog", "sessions"): "hydration and the façade call sessions/: being removed in "
+    "issue 23 by the core work",
+    ("warm", "cli"): "the warm service answers a short command by running the CLI, which "
+    "imports warm/ (a cycle cli <-> warm): for the warm path's work (L20) to place",
+    ("web", "warm"): "serve starts the warm path's server beside it, and that runs the CLI "
+    "(a cycle web -> warm -> cli -> web): for the warm path's work (L20) to place",
+    ("mcp", "warm"): "the MCP server starts the warm path's server beside it, and that runs "
+    "the CLI (a cycle mcp -> warm -> cli -> mcp): for the warm path's work (L20) to place",
+}
+# Module cycles still there: the modules of the cycle -> why, and whose work removes it.
+KNOWN_CYCLES: dict[frozenset[str], str] = {
+    frozenset({"convodex.catalog.freshness", "convodex.catalog.indexer"}): "freshness <-> "
+    "indexer: came with the freshness check (issue 24), for its owner to remove",
+    frozenset({"convodex.sessions.page", "convodex.sessions.render"}): "page <-> render: came "
+    "with the HTML export's Markdown (issue 24), for its owner to remove",
+    frozenset({"convodex.mcp", "convodex.mcp_memory"}): "mcp <-> mcp_memory: for the memory "
+    "work (issue 26) to make one package of the MCP tools",
+    frozenset({"convodex.tui.driver", "convodex.tui.screen"}): "tui/ cycle (driver <-> "
+    "screen): came with the picker's first-run work (84a0429), for its owner to remove",
+}
+# Modules still over MAX_LINES: path under src/convodex -> why, and whose work splits it.
+KNOWN_LONG: dict[str, str] = {
+    "catalog/service.py": "grew past 600 lines when recent, the freshness check and the warm "
+    "path met in one merge: for the core work (issue 23) to split",
+    "catalog/db.py": "being split in issue 23 by the core work",
+    "catalog/speed/bands.py": "being split in issue 23 by the core work",
+}
+
+# The speed wing (``catalog/speed``) is reached through its seam: the rest of the
+# catalog imports only these of its modules (the search workers run the core's
+# searches, so the service starts them and hands them to the wing).
+SPEED = f"{PACKAGE}.catalog.speed"
+SEAM = {f"{SPEED}.wing", f"{SPEED}.settings", f"{SPEED}.workers"}
+
+
+@cache
+def modules() -> dict[str, Path]:
+    """Every module of the package by dotted name."""
+    found: dict[str, Path] = {}
+    for path in sorted((SRC / PACKAGE).rglob("*.py")):
+        parts = path.relative_to(SRC).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        found[name] = path
+    return found
+
+
+def _resolve(name: str) -> str | None:
+    """The module an import names (``from a.b import c``: ``a.b.c`` or ``a.b``)."""
+    known = modules()
+    while name and name not in known:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+@cache
+def imports() -> dict[str, frozenset[str]]:
+    """Each module's imports of other modules of the package."""
+    out: dict[str, frozenset[str]] = {}
+    for name, path in modules().items():
+        found: set[str] = set()
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*up, base] if base else up)
+                targets = [f"{base}.{alias.name}" for alias in node.names]
+            for target in targets:
+                resolved = _resolve(target) if target.startswith(PACKAGE) else None
+                if resolved is not None and resolved != name:
+                    found.add(resolved)
+        out[name] = frozenset(found)
+    return out
+
+
+def part(module: str) -> str:
+    pieces = module.split(".")
+    return pieces[1] if len(pieces) > 1 else PACKAGE
+
+
+def _cycles(graph: dict[str, frozenset[str]]) -> list[frozenset[str]]:
+    """The strongly connected components of more than one node (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[frozenset[str]] = []
+    counter = 0
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work: list[tuple[str, Iterator[str]]] = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = counter
+        counter += 1
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, edges = work[-1]
+            step = next(edges, None)
+            if step is not None:
+                if step not in index:
+                    index[step] = low[step] = counter
+                    counter += 1
+                    stack.append(step)
+                    on_stack.add(step)
+                    work.append((step, iter(sorted(graph.get(step, ())))))
+                elif step in on_stack:
+                    low[node] = min(low[node], index[step])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component: set[str] = set()
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.add(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(frozenset(component))
+    return found
+
+
+def test_every_part_of_the_package_has_a_place_in_the_layers() -> None:
+    unplaced = sorted({part(m) for m in modules()} - set(ALLOWED))
+    assert not unplaced, (
+        f"place {unplaced} in ALLOWED here and in docs/architecture.md: what may it import?"
+    )
+
+
+def test_no_part_imports_one_it_may_not() -> None:
+    broken: dict[tuple[str, str], list[str]] = {}
+    for module, targets in imports().items():
+        for target in targets:
+            edge = (part(module), part(target))
+            if edge[0] != edge[1] and edge[1] not in ALLOWED.get(edge[0], set()):
+                broken.setdefault(edge, []).append(f"{module} -> {target}")
+    unexpected = {edge: where for edge, where in broken.items() if edge not in KNOWN_IMPORTS}
+    assert not unexpected, f"imports the layers forbid: {unexpected}"
+    gone = sorted(set(KNOWN_IMPORTS) - set(broken))
+    assert not gone, f"known exceptions that no longer happen (remove them): {gone}"
+
+
+def test_the_library_never_imports_a_surface() -> None:
+    for module, targets in imports().items():
+        if part(module) in LIBRARY:
+            assert not {part(t) for t in targets} & SURFACES, module
+
+
+def test_there_is_no_import_cycle_between_parts_or_modules() -> None:
+    parts: dict[str, set[str]] = {}
+    for module, targets in imports().items():
+        importer = part(module)
+        parts.setdefault(importer, set()).update(
+            part(t) for t in targets if (importer, part(t)) not in KNOWN_IMPORTS
+        )
+    graph = {name: frozenset(t - {name}) for name, t in parts.items()}
+    assert _cycles(graph) == [], "a cycle between packages"
+    cycles = _cycles(imports())
+    unexpected = [sorted(c) for c in cycles if c not in KNOWN_CYCLES]
+    assert not unexpected, f"module import cycles: {unexpected}"
+    gone = [sorted(c) for c in KNOWN_CYCLES if c not in cycles]
+    assert not gone, f"known cycles that are gone (remove them): {gone}"
+
+
+def test_the_core_reaches_the_speed_wing_through_its_seam() -> None:
+    catalog = f"{PACKAGE}.catalog"
+    for module, targets in imports().items():
+        if module.startswith(f"{catalog}.") and not module.startswith(SPEED):
+            wing = {t for t in targets if t.startswith(SPEED)}
+            assert wing <= SEAM, f"{module} imports {sorted(wing - SEAM)}: use the Wing's hooks"
+
+
+def test_no_module_is_over_600_lines() -> None:
+    lengths = {
+        str(path.relative_to(SRC / PACKAGE)): len(path.read_text(encoding="utf-8").splitlines())
+        for path in modules().values()
+    }
+    long = {name: n for name, n in lengths.items() if n > MAX_LINES}
+    unexpected = {name: n for name, n in long.items() if name not in KNOWN_LONG}
+    assert not unexpected, f"modules over {MAX_LINES} lines (split them by concept): {unexpected}"
+    gone = sorted(set(KNOWN_LONG) - set(long))
+    assert not gone, f"known long modules that are short now (remove them): {gone}"
+
+
+@pytest.mark.parametrize(
+    "graph, cycles",
+    [
+        ({"a": frozenset({"b"}), "b": frozenset({"a"})}, [frozenset({"a", "b"})]),
+        ({"a": frozenset({"b"}), "b": frozenset({"c"}), "c": frozenset()}, []),
+        (
+            {"a": frozenset({"b"}), "b": frozenset({"c"}), "c": frozenset({"a", "d"})},
+            [frozenset({"a", "b", "c"})],
+        ),
+    ],
+)
+def test_the_cycle_finder_finds_cycles(
+    graph: dict[str, frozenset[str]], cycles: list[frozenset[str]]
+) -> None:
+    assert _cycles(graph) == cycles
