@@ -79,13 +79,9 @@ KNOWN_CYCLES: dict[frozenset[str], str] = {
     "with the HTML export's Markdown (issue 24), for its owner to remove",
     frozenset({"convodex.mcp", "convodex.mcp_memory"}): "mcp <-> mcp_memory: for the memory "
     "work (issue 26) to make one package of the MCP tools",
-    frozenset({"convodex.tui.driver", "convodex.tui.screen"}): "tui/ cycle (driver <-> "
-    "screen): came with the picker's first-run work (84a0429), for its owner to remove",
 }
 # Modules still over MAX_LINES: path under src/convodex -> why, and whose work splits it.
 KNOWN_LONG: dict[str, str] = {
-    "catalog/service.py": "grew past 600 lines when recent, the freshness check and the warm "
-    "path met in one merge: for the core work (issue 23) to split",
     "catalog/db.py": "being split in issue 23 by the core work",
     "catalog/speed/bands.py": "being split in issue 23 by the core work",
 }

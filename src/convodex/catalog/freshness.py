@@ -212,11 +212,15 @@ def _new_files(
 
 def refresh(
     catalog: Catalog,
-    root_ids: Sequence[int] | None,
+    roots: Sequence[Path] | None,
     budget_seconds: float,
     follow_symlinks: bool = False,
 ) -> Refresh:
-    """Bring in what changed since the last index, newest first, within the budget."""
+    """Bring in what changed since the last index (under ``roots``; None: every root
+    the catalog holds), newest first, within the budget."""
+    from convodex.catalog.search import root_ids_for
+
+    root_ids = root_ids_for(catalog, roots)
     started = time.monotonic()
     deadline = started + budget_seconds
     found = stale(catalog, root_ids, deadline, follow_symlinks)
@@ -249,7 +253,7 @@ def _bring_in(
 ) -> int:
     """Index ``todo`` (newest first) until the deadline; how many are done with: now
     current, or recorded as what they are (failed, not a transcript)."""
-    indexer = indexer_class(catalog, helper_process=False, follow_symlinks=follow)
+    indexer = indexer_class(catalog, follow_symlinks=follow)  # no accelerators: small work
     sources = []
     done = 0
     for path in todo:
