@@ -84,8 +84,6 @@ KNOWN_CYCLES: dict[frozenset[str], str] = {
 }
 # Modules still over MAX_LINES: path under src/convodex -> why, and whose work splits it.
 KNOWN_LONG: dict[str, str] = {
-    "catalog/service.py": "grew past 600 lines when recent, the freshness check and the warm "
-    "path met in one merge: for the core work (issue 23) to split",
     "catalog/db.py": "being split in issue 23 by the core work",
     "catalog/speed/bands.py": "being split in issue 23 by the core work",
 }
