@@ -79,8 +79,6 @@ KNOWN_CYCLES: dict[frozenset[str], str] = {
     "with the HTML export's Markdown (issue 24), for its owner to remove",
     frozenset({"convodex.mcp", "convodex.mcp_memory"}): "mcp <-> mcp_memory: for the memory "
     "work (issue 26) to make one package of the MCP tools",
-    frozenset({"convodex.tui.driver", "convodex.tui.screen"}): "tui/ cycle (driver <-> "
-    "screen): came with the picker's first-run work (84a0429), for its owner to remove",
 }
 # Modules still over MAX_LINES: path under src/convodex -> why, and whose work splits it.
 KNOWN_LONG: dict[str, str] = {

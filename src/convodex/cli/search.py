@@ -26,6 +26,7 @@ from convodex.cli.options import (
     root_options,
     roots_or_defaults,
 )
+from convodex.cli.stopping import stops_cleanly
 from convodex.models import UNSET, FailedSource, IndexReport, IndexStats
 from convodex.text.query import parse
 
@@ -57,6 +58,7 @@ def run_index(service: HistoryService, show_progress: bool) -> IndexStats:
 @click.command()
 @root_options
 @json_option
+@stops_cleanly("index")
 def index(
     roots: tuple[str, ...], follow_symlinks: bool, cache_dir: Path | None, as_json: bool
 ) -> None:

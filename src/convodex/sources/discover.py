@@ -183,7 +183,10 @@ def walks(fmt: str | None, root: Path, folder: Path) -> bool:
 def extension_of(path: Path) -> str:
     """The Cline-family agent whose extension storage holds a task file."""
     parts = set(path.parts)
-    return next((name for name, ext in cline.EXTENSIONS.items() if ext in parts), cline.NAME)
+    found = next((name for name, ext in cline.EXTENSIONS.items() if ext in parts), None)
+    if found is None and (path.parent / cline.HISTORY_ITEM).is_file():
+        return "roo_code"  # only Roo Code keeps a history item in the task's folder
+    return found or cline.NAME
 
 
 def _source_names() -> frozenset[str]:

@@ -40,6 +40,7 @@ MODULES = {
     "iflow": "forks",
     "openclaw": "forks",
     "mistral_vibe": "vibe",
+    "grok": "grok",
 }
 
 
