@@ -60,8 +60,6 @@ ALLOWED.update(
 
 # Known exceptions: (importer part, imported part) -> why, and whose work removes it.
 KNOWN_IMPORTS: dict[tuple[str, str], str] = {
-    ("mcp_memory", "mcp"): "the memory tools import the MCP server's helpers, which registers "
-    "them (a cycle mcp <-> mcp_memory): for the memory work (issue 26) to make one package",
     ("catalog", "sessions"): "hydration and the façade call sessions/: being removed in "
     "issue 23 by the core work",
     ("warm", "cli"): "the warm service answers a short command by running the CLI, which "
@@ -77,8 +75,6 @@ KNOWN_CYCLES: dict[frozenset[str], str] = {
     "indexer: came with the freshness check (issue 24), for its owner to remove",
     frozenset({"convodex.sessions.page", "convodex.sessions.render"}): "page <-> render: came "
     "with the HTML export's Markdown (issue 24), for its owner to remove",
-    frozenset({"convodex.mcp", "convodex.mcp_memory"}): "mcp <-> mcp_memory: for the memory "
-    "work (issue 26) to make one package of the MCP tools",
     frozenset({"convodex.tui.driver", "convodex.tui.screen"}): "tui/ cycle (driver <-> "
     "screen): came with the picker's first-run work (84a0429), for its owner to remove",
 }
