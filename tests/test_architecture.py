@@ -60,8 +60,6 @@ ALLOWED.update(
 
 # Known exceptions: (importer part, imported part) -> why, and whose work removes it.
 KNOWN_IMPORTS: dict[tuple[str, str], str] = {
-    ("mcp_memory", "mcp"): "the memory tools import the MCP server's helpers, which registers "
-    "them (a cycle mcp <-> mcp_memory): for the memory work (issue 26) to make one package",
     ("warm", "cli"): "the warm service answers a short command by running the CLI, which "
     "imports warm/ (a cycle cli <-> warm): for the warm path's work (L20) to place",
     ("web", "warm"): "serve starts the warm path's server beside it, and that runs the CLI "
@@ -75,8 +73,6 @@ KNOWN_CYCLES: dict[frozenset[str], str] = {
     "indexer: came with the freshness check (issue 24), for its owner to remove",
     frozenset({"convodex.sessions.page", "convodex.sessions.render"}): "page <-> render: came "
     "with the HTML export's Markdown (issue 24), for its owner to remove",
-    frozenset({"convodex.mcp", "convodex.mcp_memory"}): "mcp <-> mcp_memory: for the memory "
-    "work (issue 26) to make one package of the MCP tools",
 }
 # Modules still over MAX_LINES: path under src/convodex -> why, and whose work splits it.
 KNOWN_LONG: dict[str, str] = {}

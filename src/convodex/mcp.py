@@ -22,6 +22,8 @@ from convodex import config
 from convodex.catalog.plan import SORTS, SearchRequest
 from convodex.catalog.service import Background, HistoryService
 from convodex.errors import ConvodexError, QueryError
+from convodex.mcp_memory import iso_time as iso_time  # re-exported: the contract's helpers
+from convodex.mcp_memory import progress_line as progress_line
 from convodex.models import (
     CompactHit,
     CompactPage,
@@ -147,21 +149,6 @@ def tool_definition() -> dict[str, Any]:
     return {"name": TOOL_NAME, "description": TOOL_DESCRIPTION, "inputSchema": INPUT_SCHEMA}
 
 
-def progress_line(progress: Progress) -> str | None:
-    """The first line of a result whose index is not complete, else None."""
-    if progress.state == "degraded":
-        return "index is read-only (degraded mode); results may be stale"
-    if progress.total == 0:
-        if progress.state == "empty":
-            return "the first scan of the transcript folders has not finished yet"
-        return "no transcripts were found: there is nothing to search yet"
-    if progress.state == "complete":
-        return None
-    return (
-        f"index is still building ({progress.indexed}/{progress.total}); results may be incomplete"
-    )
-
-
 def render(result: Any, progress: Progress) -> str:
     """JSON text, preceded by the progress line when the index is incomplete."""
     body = encode(result).decode("utf-8")
@@ -201,15 +188,6 @@ def shorten(snippet: str, length: int) -> str:
         return snippet
     cut = (len(snippet) - length) // 2
     return "…" + snippet[cut : cut + length].strip(" …") + "…"
-
-
-def iso_time(epoch_ms: int | None) -> str | None:
-    if epoch_ms is None:
-        return None
-    from datetime import UTC, datetime
-
-    moment = datetime.fromtimestamp(epoch_ms / 1000, UTC).isoformat(timespec="seconds")
-    return moment.replace("+00:00", "Z")
 
 
 def _integer(args: Mapping[str, Any], name: str, default: int, low: int, high: int) -> int:

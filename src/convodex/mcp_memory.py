@@ -16,6 +16,7 @@ from typing import Any, Final
 
 from convodex.catalog.plan import SearchRequest
 from convodex.catalog.service import HistoryService
+from convodex.config import MAX_SEARCH_LIMIT
 from convodex.errors import QueryError
 from convodex.models import Hit, Progress, encode
 from convodex.text.redact import redact as mask
@@ -118,6 +119,33 @@ def definitions() -> list[dict[str, Any]]:
     ]
 
 
+# -- shared with convodex.mcp (which imports them from here: one direction) --------
+
+
+def progress_line(progress: Progress) -> str | None:
+    """The first line of a result whose index is not complete, else None."""
+    if progress.state == "degraded":
+        return "index is read-only (degraded mode); results may be stale"
+    if progress.total == 0:
+        if progress.state == "empty":
+            return "the first scan of the transcript folders has not finished yet"
+        return "no transcripts were found: there is nothing to search yet"
+    if progress.state == "complete":
+        return None
+    return (
+        f"index is still building ({progress.indexed}/{progress.total}); results may be incomplete"
+    )
+
+
+def iso_time(epoch_ms: int | None) -> str | None:
+    if epoch_ms is None:
+        return None
+    from datetime import UTC, datetime
+
+    moment = datetime.fromtimestamp(epoch_ms / 1000, UTC).isoformat(timespec="seconds")
+    return moment.replace("+00:00", "Z")
+
+
 def _args(arguments: Mapping[str, Any] | None, schema: dict[str, Any]) -> dict[str, Any]:
     args = dict(arguments or {})
     unknown = sorted(set(args) - set(schema["properties"]))
@@ -149,12 +177,6 @@ def _one_line(text: str, limit: int = TEXT_CHARS) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
-def _iso(epoch_ms: int | None) -> str | None:
-    from convodex.mcp import iso_time
-
-    return iso_time(epoch_ms)
-
-
 def _compact(value: Any) -> Any:
     """No null or false fields: what an agent's context needs and nothing else."""
     if isinstance(value, dict):
@@ -162,20 +184,6 @@ def _compact(value: Any) -> Any:
     if isinstance(value, list):
         return [_compact(v) for v in value]
     return value
-
-
-def in_project(value: str, workspace: str | None) -> bool:
-    """The project filter's rule (``catalog.plan``) for a listed session: the path or
-    below it, or the workspace's last path component."""
-    from convodex.catalog.plan import project_path
-
-    if not workspace:
-        return False
-    path = project_path(value)
-    if path is not None:
-        return workspace == path or workspace.startswith(path.rstrip("/") + "/")
-    name = value.strip().rstrip("/")
-    return workspace == name or workspace.endswith("/" + name)
 
 
 class MemoryTools:
@@ -197,8 +205,6 @@ class MemoryTools:
         return _one_line(mask(text) if self.redact else text, limit)
 
     def _render(self, body: dict[str, Any], progress: Progress) -> str:
-        from convodex.mcp import progress_line
-
         if progress.state != "complete":
             body["progress"] = progress
         text = encode(_compact(body)).decode("utf-8")
@@ -209,44 +215,33 @@ class MemoryTools:
 
     def recent(self, arguments: Mapping[str, Any] | None) -> str:
         args = _args(arguments, RECENT_SCHEMA)
-        with self.lock:
-            rows, progress = self._recent_rows(args)
         start, limit = args["start"], args["limit"]
-        page = rows[start : start + limit]
+        if start + limit > MAX_SEARCH_LIMIT:
+            raise QueryError(f"start + limit must be at most {MAX_SEARCH_LIMIT}")
+        request = SearchRequest(
+            # One more says whether another page follows (the cursor says it at the cap).
+            limit=min(start + limit + 1, MAX_SEARCH_LIMIT),
+            agents=(args["agent"],) if args.get("agent") else (),
+            projects=(args["project"],) if args.get("project") else (),
+            since=args.get("since"),
+        )
+        with self.lock:
+            listing = self.service.recent(request)  # the catalog's own newest-first list
+        rows = listing.sessions
         sessions = [
             {
-                "ref": row.session_id,
-                "title": self._text(row.title or row.session_id, 100),
-                "agent": row.source_format.replace("_", "-"),
-                "project": row.workspace_root,
-                "lastAt": _iso(row.last_activity_at),
+                "ref": row.ref,
+                "title": self._text(row.session_title, 100),
+                "agent": row.agent.replace("_", "-"),
+                "project": row.project,
+                "lastAt": iso_time(row.last_activity_at),
                 "messages": row.message_count,
             }
-            for row in page
+            for row in rows[start : start + limit]
         ]
-        more = start + limit < len(rows)
+        more = len(rows) > start + limit or listing.next_cursor is not None
         body = {"sessions": sessions, "nextStart": start + limit if more else None}
-        return self._render(body, progress)
-
-    def _recent_rows(self, args: dict[str, Any]) -> tuple[list[Any], Progress]:
-        import time
-
-        from convodex.text.dates import parse_time
-
-        tree = self.service.tree()  # every session with its summary (L10)
-        agent = (args.get("agent") or "").replace("-", "_").lower()
-        now = int(time.time() * 1000)
-        since = parse_time(args["since"], now) if args.get("since") else None
-        rows = [
-            row
-            for row in tree.rows
-            if not row.subagent
-            and (not agent or row.source_format == agent)
-            and (since is None or (row.last_activity_at or 0) >= since)
-            and (not args.get("project") or in_project(args["project"], row.workspace_root))
-        ]
-        rows.sort(key=lambda row: row.last_activity_at or 0, reverse=True)
-        return rows, self.service.progress()
+        return self._render(body, listing.progress)
 
     # -- history_file ---------------------------------------------------------------
 
@@ -285,7 +280,7 @@ class MemoryTools:
                         "kind": hit.kind,
                         "tool": hit.tool_name,
                         "snippet": self._text(hit.snippet, 160),
-                        "at": _iso(hit.message_at),
+                        "at": iso_time(hit.message_at),
                     }
                 )
         return self._render({"sessions": list(sessions.values())}, page.progress)
@@ -296,7 +291,7 @@ class MemoryTools:
             "title": self._text(hit.session_title or hit.session_id, 100),
             "agent": hit.agent.replace("_", "-"),
             "project": hit.project,
-            "lastAt": _iso(hit.last_activity_at),
+            "lastAt": iso_time(hit.last_activity_at),
             "moments": [],
         }
 
@@ -350,7 +345,7 @@ class MemoryTools:
                 "ref": hit.ref,
                 "tool": hit.tool_name,
                 "text": self._text(hit.snippet, 200),
-                "at": _iso(hit.message_at),
+                "at": iso_time(hit.message_at),
             },
             "session": self._session(hit) | {"moments": None},
             "then": then,
