@@ -345,7 +345,7 @@ def test_switches_turn_recall_off(root: Path, cache_dir: Path, tmp_path: Path) -
 
     # Everywhere: config.toml.
     settings = tmp_path / "config" / "convodex" / "config.toml"
-    settings.write_text("[recall]\nenabled = false\n", "utf-8")
+    settings.write_text(f"[recall]\nenabled = false\ntimeout_ms = {PATIENT_MS}\n", "utf-8")
     done = run_hook(tmp_path, cache_dir, hook_input(PROMPT))
     assert (done.returncode, done.stdout) == (0, b"")
     assert [r["outcome"] for r in receipts(tmp_path)][1:] == ["off", "off", "off"]
