@@ -20,8 +20,12 @@ $(DEV_STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q --disable-pip-version-check -e '.[dev]'
 	touch $@ $(RUN_STAMP)
 
+# SERVE_ARGS: more options for serve (`make run SERVE_ARGS="--port 9000"`). A signal
+# that stops the server stops make too, which dies of it (a shell shows 130 or 143):
+# serve then exits 0 after its one line, so make adds no "*** Error 130" line of its own.
+run: export CONVODEX_STOPPED_STATUS = 0
 run: $(RUN_STAMP)
-	$(BIN)/convodex serve
+	$(BIN)/convodex serve $(SERVE_ARGS)
 
 prereqs:
 	@scripts/test-prereqs

@@ -166,21 +166,23 @@ def context(stdout: bytes) -> str:
     return text
 
 
-def in_process(cache: Path, prompts: list[str]) -> list[float]:
-    """Milliseconds of ``recall()`` itself per prompt, on one open read-only catalog."""
+def in_process(cache: Path, prompts: list[str]) -> tuple[list[float], list[str]]:
+    """Milliseconds of ``recall()`` itself per prompt, on one open read-only catalog, and
+    the block text (empty: nothing) of each: quality without the process's start-up."""
     from convodex.catalog.service import HistoryService
     from convodex.recall.core import Prompt, recall
 
     service = HistoryService.open_existing(cache, [])
     if service is None:
         raise SystemExit("error: the catalog cannot be opened read-only")
-    out = []
+    out, blocks = [], []
     with service:
         for text in prompts:
             started = time.perf_counter()
-            recall(service, Prompt(text=text, cwd="/home/bench/src/app0"), 2048)
+            block = recall(service, Prompt(text=text, cwd="/home/bench/src/app0"), 2048)
             out.append((time.perf_counter() - started) * 1000)
-    return out
+            blocks.append(block.text if block else "")
+    return out, blocks
 
 
 def main() -> int:
@@ -232,7 +234,9 @@ def main() -> int:
             false += bool(block)
         receipts = Path(tmp) / "home" / "recall" / "receipts.jsonl"
         outcomes = [json.loads(line)["outcome"] for line in receipts.read_text().splitlines()]
-        core = in_process(cache, [str(p["prompt"]) for p in planted] + UNRELATED)
+        core, blocks = in_process(cache, [str(p["prompt"]) for p in planted] + UNRELATED)
+        core_hits = sum(f"[ref {p['id']}#" in b for p, b in zip(planted, blocks, strict=False))
+        core_false = sum(bool(b) for b in blocks[len(planted) :])
     injected = [s for s in sizes if s]
     hit_rate = hits / len(planted)
     false_rate = false / len(UNRELATED)
@@ -247,7 +251,9 @@ def main() -> int:
           f"p95 {p95:.0f} ms (target p95 <= 150 ms on 1 GB)")  # fmt: skip
     print(f"hook outcomes: {', '.join(f'{o} {outcomes.count(o)}' for o in sorted(set(outcomes)))}")
     print(f"recall() in process (the library call a warm service makes): "
-          f"p50 {statistics.median(core):.1f} ms, p95 {percentile(core, 95):.1f} ms")  # fmt: skip
+          f"p50 {statistics.median(core):.1f} ms, p95 {percentile(core, 95):.1f} ms; "
+          f"hit rate {core_hits}/{len(planted)} = {core_hits / len(planted):.0%}, "
+          f"false injections {core_false}/{len(UNRELATED)}")  # fmt: skip
     print(f"load: {os.getloadavg()[0]:.2f} (1 min)")
     return 0
 

@@ -97,3 +97,17 @@ def released_fifo(path: Path) -> Iterator[Path]:
                     break  # no reader waiting (or it is gone)
                 raise
             os.close(fd)
+
+
+def limited(max_bytes: int) -> str:
+    """Prelude: files this process writes may not grow past ``max_bytes``; a write past
+    it fails (SIGXFSZ ignored, as a shell's ``ulimit -f`` with a trap would)."""
+    return (
+        "import resource, signal\n"
+        "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+        f"resource.setrlimit(resource.RLIMIT_FSIZE, ({max_bytes}, {max_bytes}))"
+    )
+
+
+def words(n: int) -> str:
+    return " ".join(f"token{n}x{k}" for k in range(400))

@@ -88,6 +88,11 @@ class TempPostgres:
     def start(self) -> TempPostgres:
         self._chown(self.root)
         os.chmod(self.root, 0o700)
+        self._create_data()
+        self._launch()
+        return self
+
+    def _create_data(self) -> None:
         log = self.root / "initdb.log"
         with open(log, "wb") as out:
             done = subprocess.run(
@@ -110,6 +115,8 @@ class TempPostgres:
             )
         if done.returncode != 0:
             raise CatalogError(f"initdb failed; see {log}")
+
+    def _launch(self) -> None:
         options = {
             "listen_addresses": "",
             "unix_socket_directories": str(self.root),
@@ -131,7 +138,12 @@ class TempPostgres:
         finally:
             server_log.close()
         self._wait_ready()
-        return self
+
+    def start_replica(self) -> TempReplica:
+        """A streaming replica of this cluster (hot standby), started; stop it first."""
+        replica = TempReplica(self)
+        replica.start()
+        return replica
 
     def url(self, dbname: str = "postgres") -> str:
         return f"postgresql://{SUPERUSER}@/{dbname}?host={self.root}&port={self.port}"
@@ -194,3 +206,39 @@ class TempPostgres:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+class TempReplica(TempPostgres):
+    """A hot-standby streaming replica of a :class:`TempPostgres`, made by
+    ``pg_basebackup -R`` (it follows the primary's WAL over a replication connection)."""
+
+    def __init__(self, primary: TempPostgres) -> None:
+        super().__init__(settings={"hot_standby": "on"})
+        self.primary = primary
+
+    def _create_data(self) -> None:
+        log = self.root / "basebackup.log"
+        with open(log, "wb") as out:
+            done = subprocess.run(
+                [
+                    str(self.bindir / "pg_basebackup"),
+                    "-D",
+                    str(self.data),
+                    "-h",
+                    str(self.primary.root),
+                    "-p",
+                    str(self.primary.port),
+                    "-U",
+                    SUPERUSER,
+                    "-R",  # write standby.signal and primary_conninfo
+                    "-X",
+                    "stream",
+                    "--no-sync",
+                ],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                user=self.user,
+                check=False,
+            )
+        if done.returncode != 0:
+            raise CatalogError(f"pg_basebackup failed; see {log}")

@@ -75,6 +75,15 @@ SEARCH_SHARES = Setting(
     unit="shares",
 )
 
+REFRESH_BUDGET = Setting(
+    "refresh_budget",
+    "CONVODEX_REFRESH_BUDGET_MS",
+    400,
+    "Most time a CLI search spends first finding and bringing in transcripts changed "
+    "since the last index (L17); past it the search answers and says what may be missing.",
+    unit="milliseconds",
+)
+
 # The accelerators (``catalog/speed``): ``off`` serves every query from the core alone,
 # the same answers more slowly (docs/architecture.md).
 ACCELERATORS_ENV = "CONVODEX_ACCELERATORS"

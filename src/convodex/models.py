@@ -28,6 +28,7 @@ __all__ = [
     "Model",
     "Progress",
     "QuarantinedFile",
+    "Refresh",
     "RecentPage",
     "RecentSession",
     "RecallBlock",
@@ -332,6 +333,23 @@ class IndexStats(Model):
     def count_failure(self, error_class: str) -> None:
         self.failed += 1
         self.errors[error_class] = self.errors.get(error_class, 0) + 1
+
+
+class Refresh(Model):
+    """What a search's freshness check found and brought in (L17); counts only."""
+
+    # Known sources stat'ed.
+    checked: int = 0
+    # Sources changed, vanished or new since the last index.
+    stale: int = 0
+    brought_in: int = 0
+    # Stale sources not brought in: the search may be missing their sessions.
+    missing: int = 0
+    # False when the budget ran out before the check itself was done.
+    complete: bool = True
+    # Why nothing could be brought in (the catalog is read-only, locked, the disk full).
+    reason: str | None = None
+    seconds: float = 0.0
 
 
 class IndexReport(Model):

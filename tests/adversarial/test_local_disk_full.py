@@ -13,23 +13,9 @@ from pathlib import Path
 
 from convodex.config import catalog_path
 from helpers import write_session
-from local_faults import convodex, hit_paths, integrity, ok_json
+from local_faults import convodex, hit_paths, integrity, limited, ok_json, words
 
 SESSIONS = 40
-
-
-def limited(max_bytes: int) -> str:
-    """Prelude: files this process writes may not grow past ``max_bytes``; a write past
-    it fails (SIGXFSZ ignored, as a shell's ``ulimit -f`` with a trap would)."""
-    return (
-        "import resource, signal\n"
-        "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
-        f"resource.setrlimit(resource.RLIMIT_FSIZE, ({max_bytes}, {max_bytes}))"
-    )
-
-
-def words(n: int) -> str:
-    return " ".join(f"token{n}x{k}" for k in range(400))
 
 
 def test_disk_full_is_one_error_line_and_the_catalog_is_intact(tmp_path: Path, root: Path) -> None:

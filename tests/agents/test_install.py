@@ -294,3 +294,51 @@ def test_doctor_reports_each_agent(cli: CliRun, home: Path) -> None:
     (home / ".gemini" / "settings.json").write_text("{ not json", "utf-8")
     text = cli("doctor", "agents", cache=False)
     assert text.exit_code == 0 and "does not parse" in text.stdout
+
+
+def test_a_linked_config_file_stays_a_link(cli: CliRun, home: Path, tmp_path: Path) -> None:
+    """Dotfiles kept in a repository: the link is kept, the file it points at edited."""
+    dotfiles = tmp_path / "dotfiles" / "claude-settings.json"
+    dotfiles.parent.mkdir()
+    original = USER_FILES[".claude/settings.json"]
+    dotfiles.write_text(original, "utf-8")
+    (home / ".claude").mkdir(parents=True)
+    (home / ".claude" / "settings.json").symlink_to(dotfiles)
+    run(cli, "install", "claude-code")
+    assert (home / ".claude" / "settings.json").is_symlink()
+    assert "recall --agent claude-code" in dotfiles.read_text("utf-8")
+    run(cli, "uninstall", "claude-code")
+    assert (home / ".claude" / "settings.json").is_symlink()
+    assert dotfiles.read_text("utf-8") == original
+
+
+def test_windows_line_ends_are_kept(cli: CliRun, home: Path) -> None:
+    path = home / ".cursor" / "mcp.json"
+    path.parent.mkdir(parents=True)
+    original = USER_FILES[".cursor/mcp.json"].replace("\n", "\r\n").encode()
+    path.write_bytes(original)
+    run(cli, "install", "cursor")
+    data = path.read_bytes()
+    assert b'"convodex"' in data and data.count(b"\n") == data.count(b"\r\n")
+    path.write_bytes(data + b"\r\n")  # edited since: uninstall takes out only its entry
+    run(cli, "uninstall", "cursor")
+    assert path.read_bytes() == original + b"\r\n"
+
+
+def test_a_file_the_agent_rewrites_meanwhile_is_not_replaced(home: Path) -> None:
+    """Between planning and writing, the agent saved its own change: convodex refuses
+    rather than overwrite it."""
+    from convodex.agents import engine
+    from convodex.agents.jsonc import EditError
+    from convodex.agents.registry import AGENTS
+    from convodex.agents.spec import Scope
+
+    fill(home)
+    [(path, targets)] = engine.by_file(
+        AGENTS["cursor"].targets(Scope(home=home), launcher())
+    ).items()
+    change = engine.plan_install("cursor", path, targets)
+    path.write_text('{"mcpServers": {}, "theirs": true}\n', "utf-8")
+    with pytest.raises(EditError, match="changed while convodex was editing it"):
+        engine.apply_install(change)
+    assert json.loads(path.read_text("utf-8")) == {"mcpServers": {}, "theirs": True}

@@ -7,6 +7,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from convodex.text.agents import agent_label
 from helpers import CliRun, as_json, hits
 
 
@@ -57,7 +58,8 @@ def check_found(agent: Agent, cli: CliRun) -> None:
     for kind, word in agent.said:
         found = hits(cli, word, "--include-subagents", "--kind", kind)
         assert found, (agent.name, kind, word)
-        assert {(h["agent"], h["role"]) for h in found} == {(agent.name, ROLE_OF[kind])}, word
+        shown = agent_label(agent.name)  # every surface spells it with hyphens
+        assert {(h["agent"], h["role"]) for h in found} == {(shown, ROLE_OF[kind])}, word
     if agent.subagent_word is not None:
         assert hits(cli, agent.subagent_word) == []
         assert hits(cli, agent.subagent_word, "--include-subagents")

@@ -42,6 +42,10 @@ class Terminal:
             "new-session", "-d", "-s", self.name, "-x", str(width), "-y", str(height), command
         )
 
+    def pane(self, variable: str) -> str:
+        """One of tmux's pane variables (``pane_pid`` …)."""
+        return self.tmux("display-message", "-p", "-t", self.name, f"#{{{variable}}}").strip()
+
     def screen(self) -> str:
         return self.tmux("capture-pane", "-p", "-t", self.name)
 

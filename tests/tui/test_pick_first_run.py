@@ -5,52 +5,28 @@ size although its standard output is a pipe."""
 
 from __future__ import annotations
 
-import json
-import random
+import os
 import re
+import signal
+import subprocess
 from pathlib import Path
 
+import pytest
+
+from big_history import big_history
 from helpers import CliRun
+from test_clean_exits import group, until
 from tui.terminal import Terminal, convodex_command, invoice_history, picker_env
 
-WORDS = [f"w{n:x}ord" for n in range(4000)]
 
-
-def big_history(root: Path, sessions: int, megabytes_each: float) -> Path:
-    """Claude Code sessions of plain prose; the newest one says ``zebracorn`` once."""
-    draw = random.Random(7)
-    workspace = "/work/shop"
-    folder = root / workspace.strip("/").replace("/", "-")
-    folder.mkdir(parents=True)
-    newest = folder
-    for n in range(sessions):
-        session_id = f"b1900000-0000-4000-8000-{n:012d}"
-        path = folder / f"{session_id}.jsonl"
-        lines, size, parent = [], 0, None
-        first = "the nightly zebracorn export" if n == sessions - 1 else "the nightly export"
-        k = 0
-        while size < megabytes_each * 1024 * 1024:
-            role = "user" if k % 2 == 0 else "assistant"
-            text = first if k == 0 else " ".join(draw.choices(WORDS, k=400))
-            content: object = text if role == "user" else [{"type": "text", "text": text}]
-            uuid = f"{session_id}-{k}"
-            line = json.dumps(
-                {
-                    "type": role,
-                    "uuid": uuid,
-                    "parentUuid": parent,
-                    "sessionId": session_id,
-                    "cwd": workspace,
-                    "timestamp": f"2026-01-{1 + n % 28:02d}T10:{k % 60:02d}:00.000Z",
-                    "message": {"role": role, "content": content},
-                }
-            )
-            lines.append(line + "\n")
-            size += len(line) + 1
-            parent, k = uuid, k + 1
-        path.write_text("".join(lines), "utf-8")
-        newest = path
-    return newest
+def pick_a_big_fresh_history(terminal: Terminal, tmp_path: Path, cache_dir: Path) -> None:
+    """The picker on a history past the helper process's threshold, never indexed."""
+    root = tmp_path / "claude"
+    big_history(root, 30, 0.9)
+    env = picker_env()
+    args = ["pick", "--root", f"{root}:claude-code", "--cache-dir", str(cache_dir)]
+    terminal.start(convodex_command(env, args, "echo picker-exit=$?; sleep 60"))
+    terminal.ready()
 
 
 def test_pick_indexes_a_big_fresh_catalog_in_the_background(
@@ -59,12 +35,7 @@ def test_pick_indexes_a_big_fresh_catalog_in_the_background(
     """Over the helper process's threshold (24 MiB): before the fix the helper could not
     start under Textual (its stderr has no file descriptor), the scan failed, and only
     the rescan a minute later tried again: ``indexing 0/30`` and no hits meanwhile."""
-    root = tmp_path / "claude"
-    big_history(root, 30, 0.9)
-    env = picker_env()
-    args = ["pick", "--root", f"{root}:claude-code", "--cache-dir", str(cache_dir)]
-    terminal.start(convodex_command(env, args, "echo picker-exit=$?; sleep 60"))
-    terminal.ready()
+    pick_a_big_fresh_history(terminal, tmp_path, cache_dir)
     terminal.keys("zebracorn", literal=True)
     # Well before the minute's rescan: the first scan itself indexes.
     screen = terminal.wait(
@@ -91,10 +62,34 @@ def test_pick_print_in_a_pipe_draws_at_the_terminal_size(
     terminal.ready()
     rows = terminal.wait(lambda s: " · " in s.split("\n")[43], "the status line").split("\n")
     assert len(rows) >= 45
-    assert rows[44].lstrip().startswith("esc Quit"), "the footer on the terminal's last row"
+    assert "esc Quit" in rows[44], "the footer on the terminal's last row"
     assert re.search(r"\b2 hits in 1 sessions?\b", rows[43]), "the status line above it"
     # Nothing of the first frame is left: every row is Textual's, full width.
     assert rows[0].startswith("▊") and rows[0].rstrip().endswith("▎") and len(rows[0]) == 160
     terminal.keys("Enter")
     screen = terminal.wait_for("picked=", "the ref")
     assert f"picked={session_id}#" in screen
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["int", "term"])
+def test_pick_stops_cleanly_on_a_signal_while_indexing(
+    terminal: Terminal, cache_dir: Path, tmp_path: Path, signum: int
+) -> None:
+    """SPEC X10 for the picker: a signal while its helper process indexes ends it with
+    one line and 128 + the signal, the terminal given back, nothing left running."""
+    pick_a_big_fresh_history(terminal, tmp_path, cache_dir)
+    shell = int(terminal.pane("pane_pid"))  # the picker, its helpers and the shell's sleep
+
+    def ours() -> list[str]:
+        return [row for row in group(shell) if "convodex" in row or "multiprocessing" in row]
+
+    until(lambda: any("multiprocessing.spawn" in row for row in ours()), "the helper")
+    picker = subprocess.run(
+        ["pgrep", "-P", str(shell), "-f", "convodex pick"], capture_output=True, text=True
+    )
+    os.kill(int(picker.stdout.split()[0]), signum)
+    screen = terminal.wait_for("picker-exit=", "the picker to exit")
+    assert f"picker-exit={128 + signum}" in screen
+    assert f"convodex pick: stopped ({signal.Signals(signum).name})" in screen
+    assert "Traceback" not in screen
+    until(lambda: not ours(), "the picker's helper processes to end")

@@ -8,10 +8,11 @@ import shlex
 import time
 from pathlib import Path
 
-from helpers import CliRun
+from helpers import CliRun, as_json, write_claude_session
 from stub_agents import recorded, stub_agents
 from tui.terminal import DEADLINE, Terminal, convodex_command, invoice_history, picker_env
 
+T0 = 1_767_225_600_000
 # The status line's count, however its plurals are spelled.
 HITS = re.compile(r"\b1 hits? in 1 sessions?\b")
 TWO_HITS = re.compile(r"\b2 hits in 1 sessions? · ")
@@ -140,3 +141,36 @@ def test_first_results_before_textual_and_a_handover_without_flicker(
     # The terminal's own settings are back: it echoes and reads lines again.
     settings = screen.split("picker-exit=0", 1)[1]
     assert re.search(r"(?<![-\w])echo(?!\w)", settings) and re.search(r"(?<![-\w])icanon", settings)
+
+
+def test_show_opens_at_the_hit_and_comes_back(
+    terminal: Terminal, cli: CliRun, cache_dir: Path, tmp_path: Path
+) -> None:
+    """Ctrl-S pages the session opened at the hit's message (before: ``s`` opened
+    ``less`` at message #0 and then dropped to the shell); quitting the pager returns
+    to the picker with the query as it was. Typed letters stay in the query."""
+    turns = [
+        ("user" if n % 2 == 0 else "assistant", f"step {n} of the long rollout", T0 + n)
+        for n in range(80)
+    ]
+    turns[61] = ("assistant", "the flamingo migration finally passed", T0 + 61)
+    root = tmp_path / "claude"
+    write_claude_session(root, "10000000-0000-4000-8000-00000000face", str(tmp_path), turns)
+    as_json(cli("index", "--root", f"{root}:claude-code", "--json"))
+    env = picker_env(PAGER="less -R")
+    args = ["pick", "--root", f"{root}:claude-code", "--cache-dir", str(cache_dir)]
+    terminal.start(convodex_command(env, args, "echo picker-exit=$?; sleep 60"))
+    terminal.ready()
+    terminal.keys("flamingo", literal=True)
+    terminal.wait(lambda s: bool(HITS.search(s)), "the hit")
+    terminal.keys("C-s")
+    screen = terminal.wait_for("▶ #61 assistant", "the pager at the hit")
+    assert "step 3 of the long rollout" not in screen  # not at the session's start
+    assert "esc Quit" not in screen  # the pager has the terminal
+    terminal.keys("q")
+    screen = terminal.ready()
+    assert "flamingo" in screen and "picker-exit" not in screen
+    terminal.keys(" se", literal=True)  # letters: the query's, no action
+    terminal.wait_for("flamingo se", "the letters in the query")
+    terminal.keys("Escape")
+    terminal.wait_for("picker-exit=0", "the picker to quit")

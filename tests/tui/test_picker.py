@@ -13,12 +13,14 @@ from pathlib import Path
 
 from rich.text import Text
 from textual.pilot import Pilot
-from textual.widgets import OptionList, Static
+from textual.widgets import Input, OptionList, Static
 
 from convodex.catalog.db import Catalog
 from convodex.catalog.indexer import Indexer
 from convodex.catalog.service import HistoryService
+from convodex.models import Hit
 from convodex.sources.roots import resolve_root
+from convodex.tui.choices import Choices
 from convodex.tui.picker import Outcome, Picker
 from helpers import write_claude_session, write_codex_rollout
 from stub_agents import recorded, stub_agents
@@ -91,8 +93,8 @@ def test_type_move_preview_filter_and_resume(
             assert first is not None
             await until(pilot, lambda: first.ref in shown(preview), "the first preview")
 
-            await pilot.press("down")  # into the results
-            await pilot.press("down")
+            await pilot.press("down", "down")  # the search box keeps the keys meanwhile
+            assert app.focused is app.query_one("#query")
             second = app.selected()
             assert second is not None and second is not first
             await until(pilot, lambda: second.ref in shown(preview), "the second preview")
@@ -101,7 +103,9 @@ def test_type_move_preview_filter_and_resume(
             if second.agent == "claude-code":
                 assert "batches worked, thanks" in context  # the hit in its context
 
-            await pilot.press("ctrl+t")  # the first agent: claude-code
+            await pilot.press("ctrl+t")  # the agents, as a list: the first is claude-code
+            await until(pilot, lambda: isinstance(app.screen, Choices), "the agents")
+            await pilot.press("down", "enter")
             await until(
                 pilot,
                 lambda: bool(app.hits) and {h.agent for h in app.hits.values()} == {"claude-code"},
@@ -163,3 +167,52 @@ def test_escape_quits_with_nothing(tmp_path: Path, catalog: Catalog) -> None:
         None,
         None,
     )
+
+
+def test_typing_always_edits_and_actions_return_to_the_picker(
+    tmp_path: Path, catalog: Catalog
+) -> None:
+    """Letters are the query's, wherever the highlight is (before, ``e`` exported and
+    quit, ``s`` showed and quit, ``/`` replaced the query); export and copy come back
+    to the picker; a query that finds nothing leaves no stale preview."""
+    roots, workspace = corpus(tmp_path)
+    Indexer(catalog).run(roots)
+    service = HistoryService(catalog, roots, scope=roots)
+    exported: list[str] = []
+
+    def export(hit: Hit) -> str:
+        exported.append(hit.ref)
+        return f"exported {hit.ref}"
+
+    app = Picker(service, index=False, cwd=str(workspace), export=export)
+    query = app.query_one
+
+    async def drive() -> None:
+        async with app.run_test(size=(140, 40)) as pilot:
+            await pilot.press(*"orders")
+            await until(pilot, lambda: len(app.hits) == 2, "two hits")
+            await pilot.press("down")
+            await pilot.press(*" e/s")
+            assert query("#query", Input).value == "orders e/s"
+            assert app.is_running and app.return_value is None
+            await pilot.press(*["backspace"] * 4)
+            await until(pilot, lambda: len(app.hits) == 2, "the hits again")
+            preview = query("#preview", Static)
+            await until(pilot, lambda: shown(preview) != "", "a preview")
+
+            await pilot.press("tab")  # what to do with the hit: a list
+            await until(pilot, lambda: isinstance(app.screen, Choices), "the actions")
+            await pilot.press("down", "down", "enter")  # resume, show, export
+            await until(pilot, lambda: len(exported) == 1, "the export")
+            await pilot.press("ctrl+x")
+            await until(pilot, lambda: len(exported) == 2, "the second export")
+            assert app.is_running and query("#query", Input).value == "orders"
+
+            await pilot.press(*" zzzqqq")
+            await until(pilot, lambda: not app.hits, "no hits")
+            await until(pilot, lambda: shown(preview) == "", "the preview cleared")
+            await pilot.press("escape")
+
+    asyncio.run(drive())
+    app.close()
+    catalog.close()

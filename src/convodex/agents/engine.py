@@ -95,7 +95,9 @@ def plan_install(agent: str, path: Path, targets: list[Target]) -> FileChange:
         if fmt == "toml":
             after, leaves, containers = _install_toml(text, entries)
         else:
-            after, leaves, containers = _install_json(text or "{}\n", entries, fmt == "jsonc")
+            lf, crlf = _lf(text or "{}\n")
+            after, leaves, containers = _install_json(lf, entries, fmt == "jsonc")
+            after = after.replace("\n", "\r\n") if crlf else after
     except EditError as exc:
         kind = "TOML" if fmt == "toml" else "JSON" if fmt == "json" else "JSON (with comments)"
         raise EditError(
@@ -117,6 +119,13 @@ def plan_install(agent: str, path: Path, targets: list[Target]) -> FileChange:
         leaves=leaves,
         containers=containers,
     )
+
+
+def _lf(text: str) -> tuple[str, bool]:
+    """``text`` with Windows line ends made plain for editing, and whether it had them
+    (every one: a file of mixed line ends is edited as it is)."""
+    crlf = "\r\n" in text and text.count("\n") == text.count("\r\n")
+    return (text.replace("\r\n", "\n"), True) if crlf else (text, False)
 
 
 def _leaf(entry: Entry) -> list[str]:
@@ -221,6 +230,7 @@ def apply_install(change: FileChange) -> FileChange:
     if change.action == "unchanged" or change.after is None:
         return change
     path = Path(change.path)
+    _unchanged_since_planned(path, change)
     records = files.read_manifest()
     record = records.get(change.path)
     if record is None:
@@ -236,6 +246,13 @@ def apply_install(change: FileChange) -> FileChange:
     files.write_manifest(records)
     change.backup = record.backup
     return change
+
+
+def _unchanged_since_planned(path: Path, change: FileChange) -> None:
+    """An agent may rewrite its own file while we work (Claude Code rewrites
+    ``~/.claude.json`` often): never replace bytes we did not plan from."""
+    if _read(path) != change.before:
+        raise EditError(f"{path} changed while convodex was editing it; left as it is, run again")
 
 
 def _merge(old: list[list[str]], new: list[list[str]]) -> list[list[str]]:
@@ -269,7 +286,9 @@ def plan_uninstall(agent: str, path: Path, targets: list[Target]) -> FileChange:
     if fmt == "toml":
         after = _remove_toml(path, text, record)
     else:
-        after = _remove_json(path, text, record, fmt == "jsonc")
+        lf, crlf = _lf(text)
+        after = _remove_json(path, lf, record, fmt == "jsonc")
+        after = after.replace("\n", "\r\n") if crlf else after
     base.after = after.encode("utf-8")
     base.action = "unchanged" if base.after == before else "remove"
     return base
@@ -333,6 +352,7 @@ def apply_uninstall(change: FileChange) -> FileChange:
     path = Path(change.path)
     if change.action == "unchanged":
         return change
+    _unchanged_since_planned(path, change)
     if change.action == "delete":
         os.unlink(path)
     elif change.after is not None:

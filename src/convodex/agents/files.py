@@ -69,6 +69,9 @@ def sha256(data: bytes) -> str:
 def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
     """Replace ``path`` with ``data`` in one rename: never a half-written file. The
     file keeps its permission bits (new files: 0600 unless ``mode`` says)."""
+    # A config file that is a link (dotfiles kept in a repository) stays a link: the
+    # file it points at is the one replaced.
+    path = Path(os.path.realpath(path))
     try:
         keep = path.stat().st_mode & 0o7777
     except FileNotFoundError:

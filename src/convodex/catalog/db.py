@@ -69,6 +69,9 @@ class Catalog(msgspec.Struct, weakref=True, eq=False):
     # This process has the file open for writing (``shutdown``): removed on close, a
     # mark left behind tells the next open that this process died with it open.
     mark: shutdown.OpenMark | None = None
+    # How long a write waits out another process's (``transaction``); the freshness
+    # check of a search sets 0 for its writes: a reader never waits for a writer.
+    write_wait: float | None = None
 
     @property
     def writable(self) -> bool:
@@ -104,8 +107,23 @@ class Catalog(msgspec.Struct, weakref=True, eq=False):
         """One write transaction; rolls back on any error. Another process's write is
         waited out (it is not corruption), up to ``WRITE_WAIT_SECONDS``."""
         self.require_writable()
-        with self.lock, transaction(self.db, wait_seconds=WRITE_WAIT_SECONDS) as db:
+        wait = WRITE_WAIT_SECONDS if self.write_wait is None else self.write_wait
+        with self.lock, transaction(self.db, wait_seconds=wait) as db:
             yield db
+
+    @contextlib.contextmanager
+    def without_waiting(self) -> Iterator[None]:
+        """Writes in this block fail at once (busy) when another connection writes,
+        instead of waiting it out: for work that is better left for later."""
+        with self.lock:
+            before = self.db.execute("PRAGMA busy_timeout").fetchone()[0]
+            self.write_wait = 0.0
+            self.db.execute("PRAGMA busy_timeout = 0")
+            try:
+                yield
+            finally:
+                self.write_wait = None
+                self.db.execute(f"PRAGMA busy_timeout = {int(before)}")
 
     def verify(self) -> None:
         """Quick-check a file the open did not when one is due (``shutdown``: never
@@ -531,7 +549,10 @@ def open_file(path: Path, *, check: bool = False) -> Catalog:
             version = int(db.execute("PRAGMA user_version").fetchone()[0])
             if version > SCHEMA_VERSION:
                 raise NewerSchema(version)
-            db.execute("PRAGMA auto_vacuum = INCREMENTAL")  # takes effect on a new file only
+            if not db.execute("PRAGMA page_count").fetchone()[0]:
+                # Takes effect on a new file only, and asks for the write lock: on a
+                # file another process writes, an open (a search's) would wait for it.
+                db.execute("PRAGMA auto_vacuum = INCREMENTAL")
             db.execute("PRAGMA journal_mode = WAL")
             db.execute("PRAGMA synchronous = NORMAL")
             # A new file is sound; after an unclean shutdown the open checks (L20).

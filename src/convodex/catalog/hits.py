@@ -307,7 +307,8 @@ class Hydrator:
         if not changed or not self.catalog.writable:
             return
         try:
-            with self.catalog.transaction() as db:
+            # A search never waits for a writer: busy, the next scan notices it.
+            with self.catalog.without_waiting(), self.catalog.transaction() as db:
                 db.executemany(
                     "UPDATE sources SET pending = 1, health = CASE WHEN health = 'ok' "
                     "THEN 'stale' ELSE health END WHERE id = ?",

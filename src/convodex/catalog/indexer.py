@@ -25,6 +25,7 @@ from convodex.catalog.commits import (
     retime_untimed,
 )
 from convodex.catalog.db import Catalog
+from convodex.catalog.freshness import record_listing, verify_signatures
 from convodex.catalog.speed.wing import Wing
 from convodex.models import IndexStats
 from convodex.sources.base import Budget
@@ -89,6 +90,7 @@ class Indexer:
         Returns the root id. Sources not seen by this (completed) scan are removed.
         """
         root_id, root = self.stored_root(root)
+        listed_at = time.time_ns()  # what the listing below sees is as of now
         # Files this root's sources already are keep their format: nothing is sniffed.
         formats = {
             (str(path), int(inode)): str(fmt)
@@ -106,6 +108,7 @@ class Indexer:
         with self.catalog.transaction() as db:
             generation = self._next_generation(db)
             db.execute("UPDATE roots SET scan_generation = ? WHERE id = ?", (generation, root_id))
+            record_listing(db, root_id, listed_at)  # the freshness check lists since then
             known = {
                 row[0]: row[1:] for row in db.execute(f"SELECT path, {_KNOWN_COLUMNS} FROM sources")
             }
@@ -184,14 +187,19 @@ class Indexer:
             ).fetchone()[0]
             # Grace: a file the listing missed but that exists now (an atomic
             # replace in flight) is kept; only a file still absent is removed.
-            gone = [
-                row[0]
-                for row in db.execute(
-                    "SELECT id, path FROM sources WHERE root_id = ? AND seen_generation < ?",
-                    (root_id, generation),
-                )
-                if not os.path.exists(row[1])
-            ]
+            unseen = db.execute(
+                "SELECT id, path, health FROM sources WHERE root_id = ? AND seen_generation < ?",
+                (root_id, generation),
+            ).fetchall()
+            gone = [row[0] for row in unseen if not os.path.exists(row[1])]
+            changes = Changes()
+            for source_id, path, health in unseen:
+                # Replaced by a directory (a FIFO is listed, and failed, by the scan):
+                # not a transcript any more, failed at once rather than kept as it was.
+                if health != "failed" and os.path.isdir(path):
+                    failed = Batch.failed(source_id, "failed", "NotARegularFile", None)
+                    apply_batch(db, failed, changes=changes)
+                    self.stats.count_failure("NotARegularFile")
             for source_id in gone:
                 delete_source_rows(db, source_id)
                 db.execute("DELETE FROM sources WHERE id = ?", (source_id,))
@@ -201,7 +209,7 @@ class Indexer:
                 "WHERE id = ?",
                 (generation, root_id),
             )
-            if gone:
+            if gone or changes.wiped:
                 self.catalog.bump_revision(db)
         self.stats.removed += len(gone)
         return len(gone)
@@ -222,6 +230,7 @@ class Indexer:
         self.catalog.require_writable()
         self.catalog.verify()  # damage anywhere is found now, not by a later search (L8)
         root_ids = [self.scan_root(root) for root in roots]
+        verify_signatures(self.catalog)  # same size and mtime, other bytes: found here
         self.index_pending(root_ids, progress)
         for root_id in root_ids:
             self.complete_scan(root_id)

@@ -21,7 +21,7 @@ from convodex.catalog.plan import SearchRequest, filters, plan_key
 from convodex.catalog.rowids import TABLES
 from convodex.catalog.search import progress, root_ids_for, validate_limit
 from convodex.errors import QueryError
-from convodex.models import RecentPage, RecentSession
+from convodex.models import RecentPage, RecentSession, SearchPage
 from convodex.text.agents import agent_label
 from convodex.text.query import browse_qualifiers, tool_expression
 
@@ -35,6 +35,19 @@ _ORDER_KEY = "coalesce(last_activity_at, -1)"
 def is_browse(request: SearchRequest) -> bool:
     """Whether a request holds no words: it lists sessions instead of searching."""
     return browse_qualifiers(request.query) is not None
+
+
+def as_search_page(listing: RecentPage) -> SearchPage:
+    """A listing as the page a search of no words answers: its sessions, no hits."""
+    return SearchPage(
+        hits=[],
+        next_cursor=listing.next_cursor,
+        revision=listing.progress.revision,
+        stale_cursor=False,
+        subagent_hits=False,
+        progress=listing.progress,
+        sessions=listing.sessions,
+    )
 
 
 def recent(catalog: Catalog, request: SearchRequest, runtime: RuntimeState) -> RecentPage:

@@ -42,6 +42,7 @@ from convodex.models import (
     IndexStats,
     Progress,
     RecentPage,
+    Refresh,
     SearchPage,
     SessionDocument,
     SessionMessage,
@@ -241,37 +242,24 @@ class HistoryService:
         return Searcher(self.reader(), self.runtime, self.speed)
 
     def recent(self, request: SearchRequest | None = None) -> RecentPage:
-        """Sessions newest first (L17): the request's filters and qualifiers, no words;
-        ``limit`` and ``cursor`` or ``page`` page it. Never waits for indexing."""
+        """Sessions newest first (L17) by the request's filters (no words), paged by
+        ``limit`` and ``cursor`` or ``page``; never waits for indexing."""
         from convodex.catalog.recent import recent
 
-        request = request or SearchRequest()
-        if self.scope is not None and request.roots is None:
-            request = request.with_roots(self.scope)
-        scoped = request
-        return self._guarded(lambda: recent(self.reader(), scoped, self.runtime))
+        asked = request or SearchRequest()
+        if self.scope is not None and asked.roots is None:
+            asked = asked.with_roots(self.scope)
+        return self._guarded(lambda: recent(self.reader(), asked, self.runtime))
 
     def search(self, request: SearchRequest) -> SearchPage:
         """One page of hits; never waits for indexing (progress says how far it is).
-
-        A query without words (empty, or qualifiers only) browses: the page holds the
-        sessions ``recent`` lists and no hits, so it means the same on every surface.
-        """
-        from convodex.catalog.recent import is_browse
+        A query of no words browses: the sessions ``recent`` lists, and no hits."""
+        from convodex.catalog.recent import as_search_page, is_browse
 
         if self.scope is not None and request.roots is None:
             request = request.with_roots(self.scope)
         if is_browse(request):
-            listing = self.recent(request)
-            return SearchPage(
-                hits=[],
-                next_cursor=listing.next_cursor,
-                revision=listing.progress.revision,
-                stale_cursor=False,
-                subagent_hits=False,
-                progress=listing.progress,
-                sessions=listing.sessions,
-            )
+            return as_search_page(self.recent(request))
         with self.interactive() if request.around else contextlib.nullcontext():
             pooled = self._guarded(lambda: self.speed.pooled(self.catalog, request))
             if pooled is None:
@@ -374,13 +362,8 @@ class HistoryService:
         """The failed sources of this service's roots (every root when it has none)."""
         from convodex.catalog.failures import failed_sources
 
-        def run() -> list[FailedSource]:
-            catalog = self.reader()
-            return failed_sources(
-                catalog.db, root_ids_for(catalog, self.scope or self.roots or None)
-            )
-
-        return self._guarded(run)
+        reader, roots = self.reader, self.scope or self.roots or None
+        return self._guarded(lambda: failed_sources(reader().db, root_ids_for(reader(), roots)))
 
     def agents(self) -> list[str]:
         """The agents (source formats) the catalog holds sessions of, by name."""
@@ -470,6 +453,17 @@ class HistoryService:
         return self.scheduler.reason if self.scheduler is not None else "idle"
 
     # -- writes -----------------------------------------------------------------------
+
+    def refresh(self, budget_seconds: float | None = None) -> Refresh:
+        """Bring in what changed since the last index within ``budget_seconds`` (L17;
+        ``freshness``); a background service keeps its catalog current itself."""
+        from convodex.catalog.freshness import refresh
+
+        if self.scheduler is not None:
+            return Refresh()
+        budget = budget_seconds or config.REFRESH_BUDGET.value() / 1000
+        scope, follow = self.scope, self.follow_symlinks
+        return self._guarded(lambda: refresh(self.catalog, scope, budget, follow))
 
     def index(
         self, progress: IndexProgress | None = None, budget: Budget | None = None

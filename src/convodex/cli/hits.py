@@ -14,7 +14,7 @@ from pathlib import Path
 
 import click
 
-from convodex.models import Hit, Progress, SearchPage
+from convodex.models import Hit, Progress, Refresh, SearchPage
 from convodex.text.agents import agent_label
 from convodex.text.query import Query, highlights
 
@@ -63,6 +63,23 @@ def describe_progress(state: Progress) -> str | None:
     if state.state == "degraded":
         return "the catalog is read-only (degraded mode); results may be stale"
     return None
+
+
+def describe_refresh(refresh: Refresh) -> str | None:
+    """A line for stderr when a search's freshness check left sessions out, else None."""
+    if refresh.missing <= 0 and refresh.complete:
+        return None
+    if refresh.missing <= 0:
+        what = "recent sessions may be missing (the check ran out of time)"
+    else:
+        at_least = "" if refresh.complete else "at least "
+        what = f"{at_least}{counted(refresh.missing, 'recent session')} may be missing"
+    why = (
+        f"the catalog could not be refreshed: {refresh.reason}"
+        if refresh.reason
+        else "changed since the last index, not brought in within the time budget"
+    )
+    return f"{what} ({why}): search with --wait, or run `convodex index`"
 
 
 class HitPrinter:

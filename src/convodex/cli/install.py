@@ -106,7 +106,7 @@ def _run(verb: str, names: tuple[str, ...], project: bool, dry_run: bool, as_jso
                 apply = engine.apply_install if verb == "install" else engine.apply_uninstall
                 try:
                     change = apply(change)
-                except OSError as exc:
+                except (OSError, EditError) as exc:
                     refused.append({"agent": agent.name, "error": f"{change.path}: {exc}"})
                     continue
             changes.append(change)

@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from convodex.cli.options import root_options, roots_or_defaults
+from convodex.cli.stopping import stops_cleanly
 
 
 @click.command("mcp")
@@ -26,6 +27,7 @@ from convodex.cli.options import root_options, roots_or_defaults
     is_flag=True,
     help="Answer with text as recorded; by default likely secrets are masked (X11).",
 )
+@stops_cleanly("mcp", blocked_reader=True)
 def mcp(
     roots: tuple[str, ...],
     follow_symlinks: bool,

@@ -118,6 +118,28 @@ def request_filters(options: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def refresh_option(fn: F) -> F:
+    """``--no-refresh``: answer from the catalog as it is (L17)."""
+    return click.option(
+        "--no-refresh",
+        "no_refresh",
+        is_flag=True,
+        help="Skip the check for transcripts changed since the last index.",
+    )(fn)
+
+
+def refreshed(service: Any, skip: bool) -> None:
+    """Bring in what changed since the last index (within its budget), and say on
+    stderr in one line what the answer may be missing."""
+    if skip:
+        return
+    from convodex.cli.hits import describe_refresh
+
+    note = describe_refresh(service.refresh())
+    if note:
+        click.echo(note, err=True)
+
+
 def emit_json(data: Any) -> None:
     """Print a result model (or plain data holding models) as one line of JSON."""
     from convodex.models import encode

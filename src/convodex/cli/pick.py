@@ -4,6 +4,7 @@ over; show pages; export writes a file; ``--print`` prints the ref)."""
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -11,11 +12,14 @@ from typing import TYPE_CHECKING
 import click
 
 from convodex.cli.options import root_options, roots_or_defaults
+from convodex.cli.stopping import Stopped, stops_cleanly
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from concurrent.futures import Future
 
     from convodex.catalog.service import HistoryService
+    from convodex.models import Hit
     from convodex.tui.screen import FirstFrame
     from convodex.tui.state import Filters, FirstLook
 
@@ -33,6 +37,7 @@ if TYPE_CHECKING:
 @click.option("--print", "print_only", is_flag=True, help="Print the chosen ref instead of acting.")
 @click.option("--no-index", is_flag=True, help="Do not index in the background.")
 @root_options
+@stops_cleanly("pick")
 def pick(
     words: tuple[str, ...],
     agent: str | None,
@@ -47,18 +52,18 @@ def pick(
     """Search interactively and pick a hit: Enter resumes its session.
 
     \b
-    Type to search (the query language of `convodex search`); Down or Tab moves to the
-    results. Enter resumes the session in its agent, s shows it, e exports it as
-    Markdown, y copies its resume command, Esc quits and prints nothing. Ctrl-T cycles
-    the agent, Ctrl-P toggles this project, Ctrl-O the order, Ctrl-F the kinds.
+    Typing always edits the query (the query language of `convodex search`); Up and
+    Down move through the hits. Enter resumes the session in its agent; Tab lists what
+    else to do with the hit. Ctrl-S shows the session at the hit, Ctrl-X exports it as
+    Markdown, Ctrl-Y copies its resume command (all three come back to the picker).
+    Ctrl-T chooses the agent and Ctrl-P the project from a list, Ctrl-O cycles the
+    order, Ctrl-F the kinds. Esc quits and prints nothing.
     """
     from convodex.tui.screen import early_screen, posix_driver
 
     query = " ".join(words)
     # The search box at once, before the catalog's modules load.
     with early_screen(query) as screen:
-        import os
-
         from convodex.catalog.plan import agent_name
         from convodex.catalog.service import Background, HistoryService
         from convodex.tui.state import PAGE, Filters, first_look, first_page, search_thread
@@ -69,8 +74,8 @@ def pick(
         # every format's reader, which the first search does not need).
         root_list = roots_or_defaults(roots) if scoped else []
         background = Background(listen_for_hints=False)
-        filters = Filters.start(agent_name(agent) if agent else None, here, sort)
         cwd = os.getcwd()
+        filters = Filters.start(agent_name(agent) if agent else None, here, sort, cwd)
         with HistoryService.open(
             cache_dir,
             root_list,
@@ -106,6 +111,8 @@ def pick(
                 pool=pool,
                 first=first,
                 start=start_indexing,
+                show=lambda hit: show_at_hit(service, hit),
+                export=lambda hit: export_here(service, hit.ref),
                 driver_class=screen.driver_class() if screen is not None else posix_driver(),
             )
             try:
@@ -114,6 +121,8 @@ def pick(
                 app.close()
             if outcome is None:
                 return
+            if outcome.signal is not None:
+                raise Stopped(outcome.signal)  # the terminal is back: now say so
             if outcome.copied:
                 click.echo(outcome.copied)
             hit = outcome.hit
@@ -171,24 +180,50 @@ def show_first_results(
     drawn.wait(config.PICK_FIRST_WAIT.value() / 1000)
 
 
-def carry_out(service: HistoryService, action: str, ref: str, cache_dir: Path | None) -> None:
-    """What Enter, ``s`` and ``e`` mean, the same as ``resume``, ``show`` and ``export``."""
-    from convodex.cli.hits import use_color
-    from convodex.cli.session import page, run_resume, show_text, write_private
+def show_at_hit(service: HistoryService, hit: Hit) -> Callable[[], None]:
+    """The hit's session as ``show`` prints it (read now, on the picker's search thread),
+    and how to page it opened at the hit's message, on the terminal (also when stdout
+    is a pipe), once the picker has handed the terminal over."""
+    from convodex.cli.session import page, show_text
+
+    target = service.resolve(hit.ref)
+    document = service.document(target)
+    text = show_text(document, "text", False, target.message_index, True)
+    marker = f"▶ #{target.message_index} "
+    line = next((n for n, row in enumerate(text.splitlines(), 1) if marker in row), None)
+
+    def pager() -> None:
+        try:
+            tty = os.open("/dev/tty", os.O_WRONLY)
+        except OSError:
+            tty = 2
+        try:
+            page(text, True, at_line=line, terminal=tty)
+        finally:
+            if tty != 2:
+                os.close(tty)
+
+    return pager
+
+
+def export_here(service: HistoryService, ref: str) -> str:
+    """``export``'s Markdown of the session into ``./<session id>.md``; what it did."""
+    from convodex.cli.session import write_private
     from convodex.sessions.render import export
 
-    target = service.resolve(ref)
-    if action == "resume":
-        run_resume(service, target, None, 0, False, False, cache_dir)
-        return
-    document = service.document(target)
-    if action == "show":
-        color = use_color("auto")
-        page(show_text(document, "text", False, target.message_index, color), color)
-        return
+    document = service.document(service.resolve(ref))
     name = re.sub(r"[^A-Za-z0-9._-]", "_", document.session_id)[:120] + ".md"
     path = Path.cwd() / name
     write_private(path, export(document, "markdown"))
     from convodex.cli.hits import counted
 
-    click.echo(f"exported {counted(document.message_count, 'message')} to {path}")
+    return f"exported {counted(document.message_count, 'message')} to {path}"
+
+
+def carry_out(service: HistoryService, action: str, ref: str, cache_dir: Path | None) -> None:
+    """What Enter means once the terminal is back: the same as ``resume``. (Show,
+    export and copy happen in the picker, which comes back after them.)"""
+    from convodex.cli.session import run_resume
+
+    if action == "resume":
+        run_resume(service, service.resolve(ref), None, 0, False, False, cache_dir)

@@ -114,8 +114,13 @@ def _hook(agent: str, cache_dir: Path | None) -> None:
     from convodex import config
 
     run = _Run(agent)
-    # Until the settings are read (stdin may never close), the default limit holds.
-    run.watchdog = _Watchdog(run, config.RECALL_KEYS["timeout_ms"][3] / 1000)
+    try:
+        # The user-wide limit holds from here (stdin may never close); a project's own
+        # file, read once the hook says where it runs, may change it.
+        seconds = config.recall_settings(None).timeout_ms / 1000
+    except Exception:
+        seconds = config.RECALL_KEYS["timeout_ms"][3] / 1000  # _answer says why
+    run.watchdog = _Watchdog(run, seconds)
     try:
         answer = _answer(run, cache_dir)
     except BaseException as exc:  # the agent goes on whatever happened here
@@ -132,10 +137,8 @@ def _hook(agent: str, cache_dir: Path | None) -> None:
 
 def _answer(run: _Run, cache_dir: Path | None) -> str | None:
     from convodex import config
-    from convodex.catalog.service import HistoryService
     from convodex.recall import hooks
     from convodex.recall.core import cwd_path
-    from convodex.recall.core import recall as recall_moments
 
     raw = sys.stdin.buffer.read()
     hook = hooks.parse(run.agent, raw)
@@ -149,6 +152,9 @@ def _answer(run: _Run, cache_dir: Path | None) -> str | None:
     if not hooks.wants_prompt(hook):
         run.receipt("nothing")
         return None
+    from convodex.catalog.service import HistoryService
+    from convodex.recall.core import recall as recall_moments
+
     service = HistoryService.open_existing(cache_dir, [])
     if service is None:
         run.receipt("nothing", error="no catalog")

@@ -16,6 +16,8 @@ from convodex.cli.options import (
     filter_options,
     history,
     json_option,
+    refresh_option,
+    refreshed,
     request_filters,
     root_options,
     roots_or_defaults,
@@ -64,6 +66,7 @@ class SessionPrinter:
 @click.option("--limit", type=int, default=config.DEFAULT_SEARCH_LIMIT, show_default=True)
 @click.option("--page", type=int, help="Page N of this listing (1: the first).")
 @click.option("--cursor", help="nextCursor from a previous page.")
+@refresh_option
 @color_option
 @root_options
 @json_option
@@ -72,6 +75,7 @@ def recent(
     limit: int,
     page: int | None,
     cursor: str | None,
+    no_refresh: bool,
     color: str,
     roots: tuple[str, ...],
     follow_symlinks: bool,
@@ -96,6 +100,7 @@ def recent(
     with history(
         cache_dir, root_list, scoped=bool(roots), follow_symlinks=follow_symlinks
     ) as service:
+        refreshed(service, no_refresh)
         listing = service.recent(request)
     if as_json:
         emit_json(listing)

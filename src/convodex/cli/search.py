@@ -20,10 +20,13 @@ from convodex.cli.options import (
     filter_options,
     history,
     json_option,
+    refresh_option,
+    refreshed,
     request_filters,
     root_options,
     roots_or_defaults,
 )
+from convodex.cli.stopping import stops_cleanly
 from convodex.models import UNSET, FailedSource, IndexReport, IndexStats
 from convodex.text.query import parse
 
@@ -55,6 +58,7 @@ def run_index(service: HistoryService, show_progress: bool) -> IndexStats:
 @click.command()
 @root_options
 @json_option
+@stops_cleanly("index")
 def index(
     roots: tuple[str, ...], follow_symlinks: bool, cache_dir: Path | None, as_json: bool
 ) -> None:
@@ -106,6 +110,7 @@ def print_failed(failed: list[FailedSource], indent: str = "  failed: ") -> None
 @click.option("--cursor", help="nextCursor from a previous page.")
 @click.option("--around", type=int, default=0, help="Messages of context before and after.")
 @click.option("--wait", is_flag=True, help="Index the roots first, then search.")
+@refresh_option
 @color_option
 @root_options
 @json_option
@@ -119,6 +124,7 @@ def search(
     cursor: str | None,
     around: int,
     wait: bool,
+    no_refresh: bool,
     color: str,
     roots: tuple[str, ...],
     follow_symlinks: bool,
@@ -151,6 +157,8 @@ def search(
     with history(cache_dir, root_list, scoped=scoped, follow_symlinks=follow_symlinks) as service:
         if wait:
             run_index(service, not as_json and sys.stderr.isatty())
+        else:
+            refreshed(service, no_refresh)
         found = service.search(request)
 
     def show() -> None:

@@ -10,6 +10,7 @@ import click
 
 from convodex import config
 from convodex.cli.options import root_options, roots_or_demo
+from convodex.cli.stopping import stops_cleanly
 
 
 def is_loopback(host: str) -> bool:
@@ -41,6 +42,7 @@ def is_loopback(host: str) -> bool:
     default=None,
     help="Processes that run searches (default: one per core; 0: in the serving process).",
 )
+@stops_cleanly("serve")
 def serve(
     host: str,
     port: int,
@@ -83,4 +85,7 @@ def serve(
     shown = f"[{host}]" if ":" in host else host
     click.echo(f"convodex is serving {len(root_list)} root(s) at http://{shown}:{port}/")
     # No access log: request lines carry queries, which diagnostics never print.
+    # uvicorn shuts down gracefully on SIGINT/SIGTERM (the lifespan closes the service,
+    # its worker processes with it), then raises the signal again, which
+    # ``stops_cleanly`` turns into one line and the signal's exit status.
     uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)

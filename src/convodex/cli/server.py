@@ -231,16 +231,28 @@ def teams_list(db_url: str | None, as_json: bool) -> None:
 @db_option
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind.")
 @click.option("--port", default=8765, show_default=True, type=int, help="Port to bind.")
-def serve(db_url: str | None, host: str, port: int) -> None:
+@click.option(
+    "--replica-db",
+    "replica_url",
+    envvar="CONVODEX_SERVER_REPLICA_DB",
+    default=None,
+    metavar="URL",
+    help="A streaming read replica (postgresql://…) that serves searches and session "
+    "reads; a caller always sees its own writes [env: CONVODEX_SERVER_REPLICA_DB]",
+)
+def serve(db_url: str | None, host: str, port: int, replica_url: str | None) -> None:
     """Serve /brain/search and the journal write API over HTTP."""
+    import contextlib
+
     import uvicorn
 
     from convodex.web.server_app import create_app
 
-    with _open(db_url) as db:
+    with _open(db_url) as db, contextlib.ExitStack() as stack:
         db.migrate()
+        replica = stack.enter_context(open_database(replica_url)) if replica_url else None
         uvicorn.run(
-            create_app(db),
+            create_app(db, replica),
             host=host,
             port=port,
             log_config=_log_config(),

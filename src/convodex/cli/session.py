@@ -29,9 +29,15 @@ def open_service(cache_dir: Path | None) -> contextlib.AbstractContextManager[Hi
     return history(cache_dir)
 
 
-def page(text: str, color: bool) -> None:
-    """On a terminal through ``$PAGER`` (``less -R`` by default); plain when piped."""
-    if not sys.stdout.isatty():
+def page(
+    text: str, color: bool, *, at_line: int | None = None, terminal: int | None = None
+) -> None:
+    """On a terminal through ``$PAGER`` (``less -R`` by default); plain when piped.
+
+    ``at_line``: less opens there (the picker's show opens at the hit); ``terminal``:
+    the pager's output, a terminal although stdout is a pipe (``$(convodex pick)``).
+    """
+    if terminal is None and not sys.stdout.isatty():
         click.echo(text, nl=False, color=color)
         return
     local_only("a pager on the client's terminal")
@@ -42,8 +48,10 @@ def page(text: str, color: bool) -> None:
     if not argv:
         click.echo(text, nl=False, color=color)
         return
+    if at_line is not None and os.path.basename(argv[0]) == "less":
+        argv.append(f"+{at_line}g")
     try:
-        with subprocess.Popen(argv, stdin=subprocess.PIPE) as pager:
+        with subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=terminal) as pager:
             assert pager.stdin is not None
             try:
                 pager.stdin.write(text.encode("utf-8"))

@@ -253,7 +253,17 @@ def _history(path: str, size: int, mtime_ns: int) -> dict[str, _HistoryItem]:
     return {item.id: item for item in items if item.id}
 
 
+_decode_history_item = msgspec.json.Decoder(_HistoryItem).decode
+# Roo Code's own record of a task, in the task's folder (``TaskHistoryStore``).
+HISTORY_ITEM = "history_item.json"
+
+
 def _history_item(task_dir: Path) -> _HistoryItem | None:
+    """The task's entry: Roo Code's ``history_item.json`` beside it, else the
+    extension's task index (``state/taskHistory.json``)."""
+    own: _HistoryItem | None = _read_json(task_dir / HISTORY_ITEM, _decode_history_item)
+    if own is not None:
+        return own
     index = task_dir.parent.parent / "state" / "taskHistory.json"
     try:
         st = os.stat(index)
@@ -335,7 +345,7 @@ _SUPPORT = {
     ),
     "roo_code": Support(
         agent="Roo Code",
-        versions="VS Code tasks",
+        versions="VS Code tasks with `history_item.json`",
         where="`<user dir>/globalStorage/rooveterinaryinc.roo-cline/tasks/<id>/`",
         branches="the task's history as saved",
         subagents="orchestrator subtasks are their own tasks",

@@ -183,7 +183,10 @@ def walks(fmt: str | None, root: Path, folder: Path) -> bool:
 def extension_of(path: Path) -> str:
     """The Cline-family agent whose extension storage holds a task file."""
     parts = set(path.parts)
-    return next((name for name, ext in cline.EXTENSIONS.items() if ext in parts), cline.NAME)
+    found = next((name for name, ext in cline.EXTENSIONS.items() if ext in parts), None)
+    if found is None and (path.parent / cline.HISTORY_ITEM).is_file():
+        return "roo_code"  # only Roo Code keeps a history item in the task's folder
+    return found or cline.NAME
 
 
 def _source_names() -> frozenset[str]:
@@ -412,9 +415,23 @@ def scan(
     Linked directories are not walked; a linked file out of the root is a failed
     source unless ``follow_symlinks`` (see ``discover_file``).
     """
+    return scan_dirs(root, [root], follow_symlinks, known=known)
+
+
+def scan_dirs(
+    root: Path,
+    start: list[Path],
+    follow_symlinks: bool = False,
+    listed: frozenset[Path] | None = None,
+    known: Known | None = None,
+) -> Iterator[Discovered]:
+    """The transcripts in ``start`` (directories under ``root``) and below them, by
+    the rules of a scan of ``root``. With ``listed``, a subdirectory in that set is
+    not walked (it is in ``start`` already, or it is not to be walked): the freshness
+    check lists the directories it knows and walks only the ones that are new."""
     fixed = root_format(root)
     shallow = isinstance(root, Root) and root.shallow
-    stack = [root]
+    stack = list(reversed(start))
     while stack:
         current = stack.pop()
         try:
@@ -431,6 +448,7 @@ def scan(
                         walks(fixed, root, Path(entry.path))
                         and not shallow
                         and (entry.name not in skip)
+                        and (listed is None or Path(entry.path) not in listed)
                     ):
                         subdirs.append(Path(entry.path))
                     continue

@@ -40,6 +40,7 @@ MODULES = {
     "iflow": "forks",
     "openclaw": "forks",
     "mistral_vibe": "vibe",
+    "grok": "grok",
 }
 
 
@@ -69,6 +70,22 @@ class _Formats(Mapping[str, "SourceFormat"]):
 
 
 FORMATS: Mapping[str, SourceFormat] = _Formats()
+
+# Formats whose fingerprint is more than their file's stat (a database and its -wal,
+# a session and its message files): their ``stat`` is their own. Every other source is
+# fingerprinted without importing its reader (``fingerprint``); a test holds this set
+# to the formats that override ``SourceFormat.stat``.
+OWN_STAT = frozenset({"opencode", "cursor", "cursor_ide"})
+
+
+def fingerprint(fmt: str, path: str | os.PathLike[str]) -> FileStat:
+    """``source_stat``, importing the format's reader only when its stat is its own:
+    the freshness check stats every known source before a search."""
+    if fmt in OWN_STAT:
+        return source_stat(fmt, path)
+    from convodex.sources.base import FileStat
+
+    return FileStat.of(path)
 
 
 def source_stat(fmt: str, path: str | os.PathLike[str]) -> FileStat:

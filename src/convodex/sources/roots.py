@@ -100,6 +100,7 @@ def agent_roots() -> list[tuple[Path, str]]:
         (home / ".trae" / "cli" / "archived_sessions", "trae"),
         (home / ".iflow" / "projects", "iflow"),
         (Path(os.environ.get("VIBE_HOME") or home / ".vibe") / "logs" / "session", "mistral_vibe"),
+        (home / ".grok" / "sessions", "grok"),
     ]
     openclaw = os.environ.get("OPENCLAW_STATE_DIR")
     claws = [Path(openclaw)] if openclaw else []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.drivers.linux_driver import LinuxDriver
 
-from convodex.tui.screen import terminal_size
+from convodex.tui.size import terminal_size
 
 
 class TerminalDriver(LinuxDriver):

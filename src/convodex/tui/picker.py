@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import signal
 import subprocess
 import time
 from collections.abc import Callable
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from rich.text import Text
 from textual import on
-from textual.app import App, ComposeResult
+from textual.app import App, ComposeResult, SuspendNotSupported
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.timer import Timer
@@ -39,6 +40,7 @@ from convodex.errors import ConvodexError
 from convodex.models import AroundResult, Hit, Progress, SearchPage
 from convodex.text.query import Query, parse
 from convodex.tui import view
+from convodex.tui.choices import Choices
 from convodex.tui.screen import PLACEHOLDER
 from convodex.tui.state import (
     KIND_SETS,
@@ -76,6 +78,8 @@ class Outcome:
     hit: Hit | None = None
     # A resume command ``y`` could not put on a clipboard: printed on exit.
     copied: str | None = None
+    # The signal (SIGINT, SIGTERM) that ended the picker, if one did.
+    signal: int | None = None
 
 
 def copy_to_system_clipboard(text: str) -> bool:
@@ -111,15 +115,25 @@ class Picker(App[Outcome]):
     }}
     #status {{ height: 1; background: $boost; color: $text-muted; padding: 0 1; }}
     """
+    # The search box keeps the focus: typing always edits the query (every key of a
+    # text box works in it, ``/`` included); the results move under it, and actions
+    # are Enter, Tab (a list of them) and control keys, never plain letters.
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "quit_quietly", "Quit", priority=True),
         Binding("ctrl+c", "quit_quietly", "Quit", show=False, priority=True),
-        Binding("down", "to_results", "Results", show=False),
-        Binding("tab", "to_results", "Results", show=False),
-        Binding("ctrl+t", "cycle_agent", "Agent"),
-        Binding("ctrl+p", "toggle_here", "This project"),
-        Binding("ctrl+o", "cycle_sort", "Sort"),
-        Binding("ctrl+f", "cycle_kinds", "Kinds"),
+        Binding("down", "move(1)", "Down", show=False, priority=True),
+        Binding("up", "move(-1)", "Up", show=False, priority=True),
+        Binding("pagedown", "move(10)", "Page down", show=False, priority=True),
+        Binding("pageup", "move(-10)", "Page up", show=False, priority=True),
+        Binding("tab", "actions", "Actions", priority=True),
+        # In the status line (``view.ACTIONS``), not the footer as well.
+        Binding("ctrl+s", "show", "Show", show=False, priority=True),
+        Binding("ctrl+x", "export", "Export", show=False, priority=True),
+        Binding("ctrl+y", "copy", "Copy", show=False, priority=True),
+        Binding("ctrl+t", "choose_agent", "Agent", priority=True),
+        Binding("ctrl+p", "choose_project", "Project", priority=True),
+        Binding("ctrl+o", "cycle_sort", "Sort", priority=True),
+        Binding("ctrl+f", "cycle_kinds", "Kinds", priority=True),
     ]
 
     def __init__(
@@ -135,6 +149,8 @@ class Picker(App[Outcome]):
         first: Future[FirstLook] | None = None,
         start: Callable[[], object] | None = None,
         driver_class: type[Driver] | None = None,
+        show: Callable[[Hit], Callable[[], None]] | None = None,
+        export: Callable[[Hit], str] | None = None,
     ) -> None:
         super().__init__(driver_class=driver_class)
         self.theme = "ansi-dark"  # the terminal's own colours, as the first frame draws
@@ -167,13 +183,22 @@ class Picker(App[Outcome]):
         self._debounce: Timer | None = None
         self._ui_loop: asyncio.AbstractEventLoop | None = None
         self._pool = pool or search_thread()
+        self._signals: dict[int, Any] = {}
+        # Show (read on the search thread, then paged with the terminal handed over)
+        # and export (on the search thread, saying what it wrote); both come back here.
+        self.show_session = show
+        self.export_session = export
 
     # -- layout ---------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        yield Input(value=self.initial_query, placeholder=PLACEHOLDER, id="query")
+        yield Input(
+            value=self.initial_query, placeholder=PLACEHOLDER, id="query", select_on_focus=False
+        )
         with Horizontal(id="panes"):
-            yield OptionList(id="results")
+            results = OptionList(id="results")
+            results.can_focus = False  # the search box keeps the keys
+            yield results
             with VerticalScroll(id="preview-pane"):
                 yield Static("", id="preview")
         yield Static("", id="status")
@@ -181,6 +206,7 @@ class Picker(App[Outcome]):
 
     def on_mount(self) -> None:
         self._ui_loop = asyncio.get_running_loop()
+        self._catch_signals(self._ui_loop)
         self.query_one("#query", Input).focus()
         self.submit(self._agents, self._set_agents)
         if self.first is not None:
@@ -197,6 +223,21 @@ class Picker(App[Outcome]):
             self._after_first_search()
         self.set_interval(POLL_SECONDS, self.poll)
         self.refresh_status()
+
+    def _catch_signals(self, loop: asyncio.AbstractEventLoop) -> None:
+        """SIGINT and SIGTERM end the app as Esc does, so that Textual gives the terminal
+        back first; the CLI then says so in one line and exits with the signal's status
+        (SPEC X10). An exception raised into Textual's loop instead left the line on
+        the alternate screen, which Textual then left."""
+
+        def stop(signum: int, _frame: object) -> None:
+            loop.call_soon_threadsafe(self.exit, Outcome("quit", None, self.copied, signum))
+
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                self._signals[sig] = signal.signal(sig, stop)
+            except ValueError:
+                return  # not the main thread: signals stay where they were
 
     # -- background work ------------------------------------------------------------------
 
@@ -311,6 +352,9 @@ class Picker(App[Outcome]):
             results.highlighted = results.get_option_index(keep)
         elif self.hits:
             results.highlighted = results.get_option_index(next(iter(self.hits)))
+        else:
+            self.query_one("#preview", Static).update("")  # no hit: nothing to preview
+            self.previewed = None
         ready, self.ready_preview = self.ready_preview, None
         if ready is not None and self.selected() is ready[0]:
             self.show_preview(*ready)  # in the same frame as the results
@@ -381,24 +425,9 @@ class Picker(App[Outcome]):
     def chosen(self, event: OptionList.OptionSelected) -> None:
         self.pick("resume")
 
-    def on_key(self, event: Any) -> None:
-        """Letter keys act on the results list (in the search box they are typing)."""
-        if self.focused is not self.query_one("#results", OptionList):
-            return
-        actions: dict[str, Callable[[], None]] = {
-            "s": lambda: self.pick("show"),
-            "e": lambda: self.pick("export"),
-            "y": self.copy,
-            "a": self.action_cycle_agent,
-            "p": self.action_toggle_here,
-            "o": self.action_cycle_sort,
-            "k": self.action_cycle_kinds,
-            "slash": self.action_to_query,
-        }
-        act = actions.get(event.key)
-        if act is not None:
-            event.stop()
-            act()
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Over a list (``Choices``) the keys are the list's: arrows, Enter, Esc."""
+        return not isinstance(self.screen, Choices)
 
     def pick(self, action: Action) -> None:
         hit = self.selected()
@@ -408,7 +437,71 @@ class Picker(App[Outcome]):
             action = "print"
         self.exit(Outcome(action, hit, self.copied))
 
-    def copy(self) -> None:
+    def action_move(self, by: int) -> None:
+        """Up and down the hits (session headers are skipped), the query kept."""
+        results = self.query_one("#results", OptionList)
+        keys = list(self.hits)
+        if not keys:
+            return
+        option = results.highlighted_option
+        at = keys.index(option.id) if option is not None and option.id in self.hits else 0
+        results.highlighted = results.get_option_index(keys[max(0, min(len(keys) - 1, at + by))])
+
+    def action_actions(self) -> None:
+        hit = self.selected()
+        if hit is None:
+            return
+        first = ("print", "print its ref and quit") if self.print_only else ("resume", "resume")
+        options = [
+            first,
+            ("show", "show the session (at this hit)"),
+            ("export", "export it as Markdown"),
+            ("copy", "copy its resume command"),
+        ]
+        self.push_screen(Choices(view.hit_ref(hit), options, None), self._act)
+
+    def _act(self, chosen: str | None) -> None:
+        acts: dict[str, Callable[[], None]] = {
+            "resume": lambda: self.pick("resume"),
+            "print": lambda: self.pick("print"),
+            "show": self.action_show,
+            "export": self.action_export,
+            "copy": self.action_copy,
+        }
+        if chosen in acts:
+            acts[chosen]()
+
+    def action_show(self) -> None:
+        """The session in the pager, opened at the hit; back to the picker after."""
+        hit = self.selected()
+        if hit is None or self.show_session is None:
+            return
+        show = self.show_session
+        self.submit(lambda: show(hit), self._page)
+
+    def _page(self, pager: Any) -> None:
+        if isinstance(pager, ConvodexError):
+            self.notify(str(pager), severity="error")
+            return
+        try:
+            with self.suspend():
+                pager()
+        except SuspendNotSupported:
+            self.notify("this terminal cannot hand the screen to a pager", severity="error")
+
+    def action_export(self) -> None:
+        hit = self.selected()
+        if hit is None or self.export_session is None:
+            return
+        export = self.export_session
+
+        def said(done: Any) -> None:
+            failed = isinstance(done, ConvodexError)
+            self.notify(str(done), severity="error" if failed else "information")
+
+        self.submit(lambda: export(hit), said)
+
+    def action_copy(self) -> None:
         hit = self.selected()
         if hit is None:
             return
@@ -425,22 +518,35 @@ class Picker(App[Outcome]):
     def action_quit_quietly(self) -> None:
         self.exit(Outcome("quit", None, self.copied))
 
-    def action_to_query(self) -> None:
-        self.query_one("#query", Input).focus()
-
-    def action_to_results(self) -> None:
-        self.query_one("#results", OptionList).focus()
-
     def _refilter(self) -> None:
         self.refresh_status()
         self.search_now()
 
-    def action_cycle_agent(self) -> None:
-        self.filters.agent = (self.filters.agent + 1) % len(self.filters.agents)
+    def action_choose_agent(self) -> None:
+        options = [("", "every agent")]
+        options += [(a, a.replace("_", "-")) for a in self.filters.agents if a is not None]
+        current = self.filters.agents[self.filters.agent] or ""
+        self.push_screen(Choices("agent", options, current), self._agent_chosen)
+
+    def _agent_chosen(self, chosen: str | None) -> None:
+        if chosen is None:
+            return
+        self.filters.agent = self.filters.agents.index(chosen or None)
         self._refilter()
 
-    def action_toggle_here(self) -> None:
-        self.filters.here = not self.filters.here
+    def action_choose_project(self) -> None:
+        here = os.path.realpath(self.cwd)
+        options = [("", "any project"), (here, f"this directory's: {view.short(here, self.home)}")]
+        for hit in self.hits.values():
+            if hit.project and hit.project not in {key for key, _ in options}:
+                options.append((hit.project, view.short(hit.project, self.home)))
+        current = self.filters.project or ""
+        self.push_screen(Choices("project", options, current), self._project_chosen)
+
+    def _project_chosen(self, chosen: str | None) -> None:
+        if chosen is None:
+            return
+        self.filters.project = chosen or None
         self._refilter()
 
     def action_cycle_sort(self) -> None:
@@ -452,5 +558,7 @@ class Picker(App[Outcome]):
         self._refilter()
 
     def on_unmount(self) -> None:
+        for sig, handler in self._signals.items():
+            signal.signal(sig, handler)
         self._ui_loop = None
         self._pool.shutdown(wait=False, cancel_futures=True)

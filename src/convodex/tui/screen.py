@@ -32,7 +32,6 @@ PLACEHOLDER = "search your conversations…"
 # Textual look the same.
 BORDER = "35"  # the focused search box ($border)
 PRIMARY = "34"  # the preview's left border and the scrollbar thumbs ($primary)
-SELECTED = "30;104"  # the query, selected as the box takes focus
 CURSOR = "30;47"
 SMALLEST = (20, 8)  # columns, rows: below this the app alone draws
 
@@ -56,13 +55,13 @@ def fit(cells: list[Cell], width: int) -> list[Cell]:
 
 def search_box(width: int, query: str) -> list[list[Cell]]:
     """The search box's three rows, focused, as Textual's Input draws it: the query
-    selected with the cursor after it, or the placeholder under the cursor."""
+    with the cursor after it (typing adds to it), or the placeholder under the cursor."""
     inner = width - 6  # a tall border and two columns of padding either side
     if query:
         shown = query
         while shown and cell_len(shown) + 1 > inner:
             shown = shown[1:]  # the box scrolls to keep the cursor, at the end, in view
-        value = [(shown, SELECTED), (" ", CURSOR)]
+        value = [(shown, ""), (" ", CURSOR)]
     else:
         hint = PLACEHOLDER[:inner]
         value = [(hint[:1], f"2;{CURSOR}"), (hint[1:], "2")]
@@ -178,21 +177,6 @@ class FirstFrame:
         data = text.encode("utf-8")
         while data:
             data = data[os.write(2, data) :]
-
-
-def terminal_size(default: tuple[int, int] = (80, 24)) -> tuple[int, int]:
-    """The size of the terminal the picker draws on: its standard error's (where Textual
-    writes), else its input's, else its output's. Not just standard output's, as
-    Textual asks: in ``ref=$(convodex pick --print)`` that is a pipe, and Textual drew
-    80×24 in a bigger terminal."""
-    for fd in (2, 0, 1):
-        try:
-            size = os.get_terminal_size(fd)
-        except OSError:
-            continue
-        if size.columns and size.lines:
-            return size.columns, size.lines
-    return default
 
 
 def posix_driver() -> type[Driver] | None:

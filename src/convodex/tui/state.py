@@ -7,6 +7,7 @@ imported (SPEC L16: first results within 300 ms of launch).
 
 from __future__ import annotations
 
+import os
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -35,14 +36,15 @@ class Filters:
 
     agents: list[str | None] = field(default_factory=lambda: [None])
     agent: int = 0
-    here: bool = False
+    project: str | None = None  # a workspace path (this directory's with --here)
     sort: int = 0
     kinds: int = 0
     wanted_agent: str | None = None
 
     @classmethod
-    def start(cls, agent: str | None, here: bool, sort: str) -> Filters:
-        chosen = cls(here=here, sort=SORTS.index(sort) if sort in SORTS else 0)
+    def start(cls, agent: str | None, here: bool, sort: str, cwd: str = "") -> Filters:
+        project = (cwd or os.getcwd()) if here else None
+        chosen = cls(project=project, sort=SORTS.index(sort) if sort in SORTS else 0)
         if agent is not None:
             chosen.agents, chosen.agent, chosen.wanted_agent = [None, agent], 1, agent
         return chosen
@@ -60,15 +62,16 @@ class Filters:
             limit=limit,
             sort=SORTS[self.sort],
             agents=() if agent is None else (agent,),
-            projects=(cwd,) if self.here else (),
+            projects=(self.project,) if self.project else (),
         )
 
     def describe(self) -> str:
         agent = self.agents[self.agent]
+        project = os.path.basename(self.project.rstrip("/")) or "/" if self.project else "any"
         return " · ".join(
             [
                 f"agent: {'all' if agent is None else agent.replace('_', '-')}",
-                f"project: {'this one' if self.here else 'any'}",
+                f"project: {project}",
                 f"sort: {SORTS[self.sort]}",
                 KIND_SETS[self.kinds][0],
             ]

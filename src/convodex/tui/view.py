@@ -19,7 +19,7 @@ from convodex.tui.state import Filters
 Span = tuple[str, str]  # (text, style); "" is the default style
 RESULTS_PERCENT = 55  # of the width; the preview has the rest
 MATCH = "bold yellow"
-ACTIONS = "enter resume · s show · e export · y copy"
+ACTIONS = "enter resume · tab actions · ^s show · ^x export · ^y copy"
 
 
 def marked(text: str, query: Query | None) -> list[Span]:
@@ -36,11 +36,21 @@ def marked(text: str, query: Query | None) -> list[Span]:
     return spans
 
 
+def short(path: str, home: str) -> str:
+    """A path with ``~`` for the home directory."""
+    if home and path.startswith(home.rstrip("/") + "/"):
+        return "~" + path[len(home.rstrip("/")) :]
+    return path
+
+
+def hit_ref(hit: Hit) -> str:
+    """What the actions list is about: the hit's ref and its session's title."""
+    return f"{hit.ref} · {hit.session_title or hit.session_id}"
+
+
 def session_header(hit: Hit, home: str) -> str:
     """A result group's heading: title · agent · project (``~`` for home) · date."""
-    project = hit.project or ""
-    if home and project.startswith(home.rstrip("/") + "/"):
-        project = "~" + project[len(home.rstrip("/")) :]
+    project = short(hit.project or "", home)
     when = ""
     if hit.last_activity_at is not None:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(hit.last_activity_at / 1000))

@@ -9,10 +9,12 @@ module works on the lean install with SQLite.
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -22,8 +24,9 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from convodex import models
@@ -33,12 +36,15 @@ from convodex.server.accounts import Caller, authenticate
 from convodex.server.db import EPOCH, Database
 from convodex.server.inputs import check_seq
 from convodex.server.ranked import RankedFilters, search_ranked
+from convodex.server.replica import ReadRouter
 from convodex.server.search import search_messages
 from convodex.web.errors import error_response, json_errors
 
 log = logging.getLogger("convodex.server.http")
 access_log = logging.getLogger("convodex.server.access")
 
+#: the hub page's own static files (apart from the local page's web/static/)
+HUB_STATIC = Path(__file__).parent / "hub_static"
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 200
 #: the largest request body accepted (413 beyond); a message payload rarely nears it
@@ -99,7 +105,31 @@ async def _caller(request: Request) -> Caller:
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise Unauthorized("a bearer token is required")
-    return await run_in_threadpool(authenticate, db, token.strip())
+    caller = await run_in_threadpool(authenticate, db, token.strip())
+    request.state.caller = caller
+    return caller
+
+
+def _reads(request: Request, caller: Caller) -> Database:
+    """Where ``caller``'s read goes: the replica, unless it lags the caller's writes."""
+    router: ReadRouter = request.app.state.router
+    return router.reader(caller)
+
+
+def _writes(
+    handler: Callable[[Request], Awaitable[Response]],
+) -> Callable[[Request], Awaitable[Response]]:
+    """After a successful write, note the caller's WAL position (read-your-own-writes)."""
+
+    @functools.wraps(handler)
+    async def endpoint(request: Request) -> Response:
+        response = await handler(request)
+        caller = getattr(request.state, "caller", None)
+        if response.status_code < 300 and caller is not None:
+            await run_in_threadpool(request.app.state.router.wrote, caller)
+        return response
+
+    return endpoint
 
 
 async def _body(request: Request) -> dict[str, Any]:
@@ -193,7 +223,13 @@ async def search(request: Request) -> Response:
         )
         ranked = await anyio.to_thread.run_sync(
             lambda: search_ranked(
-                state.db, caller, params.get("q", ""), limit, scope, team=team, filters=filters
+                _reads(request, caller),
+                caller,
+                params.get("q", ""),
+                limit,
+                scope,
+                team=team,
+                filters=filters,
             ),
             limiter=state.search_limiter,
         )
@@ -201,7 +237,9 @@ async def search(request: Request) -> Response:
     if mode != "literal":
         raise QueryError("mode must be literal or ranked")
     hits = await anyio.to_thread.run_sync(
-        lambda: search_messages(state.db, caller, params.get("q", ""), limit, scope, team=team),
+        lambda: search_messages(
+            _reads(request, caller), caller, params.get("q", ""), limit, scope, team=team
+        ),
         limiter=state.search_limiter,
     )
     return Response(models.encode({"hits": hits}), media_type="application/json")
@@ -244,7 +282,7 @@ async def list_sessions(request: Request) -> Response:
     )
     page = await run_in_threadpool(
         lambda: browse.list_sessions(
-            request.app.state.db,
+            _reads(request, caller),
             caller,
             scope=params.get("scope") or "account",
             team=params.get("team") or None,
@@ -263,6 +301,7 @@ def _req_str(body: dict[str, Any], key: str) -> str:
     return value
 
 
+@_writes
 @_endpoint
 async def sync_session(request: Request) -> Response:
     """One part of a ``convodex sync`` upload (see :mod:`convodex.server.intake`)."""
@@ -293,6 +332,7 @@ async def sync_session(request: Request) -> Response:
     return JSONResponse({"id": session_id, "state": state})
 
 
+@_writes
 @_endpoint
 async def sync_deletion(request: Request) -> Response:
     caller = await _caller(request)
@@ -313,11 +353,12 @@ async def sync_deletion(request: Request) -> Response:
 async def read_session(request: Request) -> Response:
     caller = await _caller(request)
     view = await run_in_threadpool(
-        lambda: browse.read_session(request.app.state.db, caller, _session_id(request))
+        lambda: browse.read_session(_reads(request, caller), caller, _session_id(request))
     )
     return Response(models.encode(view), media_type="application/json")
 
 
+@_writes
 @_endpoint
 async def create_session(request: Request) -> Response:
     caller = await _caller(request)
@@ -340,6 +381,7 @@ async def create_session(request: Request) -> Response:
     return JSONResponse({"id": session_id}, 201)
 
 
+@_writes
 @_endpoint
 async def append_entry(request: Request) -> Response:
     caller = await _caller(request)
@@ -366,6 +408,7 @@ async def append_entry(request: Request) -> Response:
     return JSONResponse({"seq": seq}, 201)
 
 
+@_writes
 @_endpoint
 async def rewrite_entry(request: Request) -> Response:
     caller = await _caller(request)
@@ -384,6 +427,7 @@ async def rewrite_entry(request: Request) -> Response:
 def _entry_action(action: Callable[..., object]) -> Callable[[Request], Awaitable[Response]]:
     """An endpoint that applies one journal action to one entry and answers ok."""
 
+    @_writes
     @_endpoint
     async def endpoint(request: Request) -> Response:
         caller = await _caller(request)
@@ -400,6 +444,7 @@ restore_entry = _entry_action(journal.restore)
 remove_entry = _entry_action(journal.remove)
 
 
+@_writes
 @_endpoint
 async def fork_session(request: Request) -> Response:
     caller = await _caller(request)
@@ -416,6 +461,7 @@ async def fork_session(request: Request) -> Response:
     return JSONResponse({"id": fork_id}, 201)
 
 
+@_writes
 @_endpoint
 async def rekey_session(request: Request) -> Response:
     caller = await _caller(request)
@@ -433,6 +479,7 @@ async def rekey_session(request: Request) -> Response:
     return JSONResponse({"id": session.id, "ownerId": session.owner_id, "kind": session.kind})
 
 
+@_writes
 @_endpoint
 async def clear_session(request: Request) -> Response:
     caller = await _caller(request)
@@ -442,14 +489,21 @@ async def clear_session(request: Request) -> Response:
     return JSONResponse({"ok": True})
 
 
+async def hub_page(request: Request) -> Response:
+    """The hub's web page (team search, session view); it holds no data: it asks the
+    API with the token the person enters."""
+    return FileResponse(HUB_STATIC / "index.html", media_type="text/html")
+
+
 async def _http_error(request: Request, exc: Exception) -> Response:
     status = exc.status_code if isinstance(exc, HTTPException) else 500
     detail = exc.detail if isinstance(exc, HTTPException) else "internal error"
     return error_response(status, str(detail))
 
 
-def create_app(db: Database) -> Starlette:
-    """The server app over an open database; the caller owns (and closes) ``db``."""
+def create_app(db: Database, replica: Database | None = None) -> Starlette:
+    """The server app over an open database (and, optionally, a streaming replica that
+    serves reads); the caller owns (and closes) both."""
     entry = "/brain/sessions/{session_id}/entries/{seq:int}"
     routes = [
         Route("/brain/search", search, methods=["GET"]),
@@ -458,6 +512,8 @@ def create_app(db: Database) -> Starlette:
         Route("/brain/sessions/{session_id}", read_session, methods=["GET"]),
         Route("/brain/sync/sessions", sync_session, methods=["POST"]),
         Route("/brain/sync/deletions", sync_deletion, methods=["POST"]),
+        Route("/hub", hub_page, methods=["GET"]),
+        Mount("/hub/static", StaticFiles(directory=HUB_STATIC), name="hub-static"),
         Route("/brain/sessions/{session_id}/entries", append_entry, methods=["POST"]),
         Route(entry, rewrite_entry, methods=["PUT"]),
         Route(entry, remove_entry, methods=["DELETE"]),
@@ -473,4 +529,5 @@ def create_app(db: Database) -> Starlette:
         exception_handlers={HTTPException: _http_error},
     )
     app.state.db = db
+    app.state.router = ReadRouter(db, replica)
     return app

@@ -10,7 +10,6 @@ import fcntl
 import multiprocessing
 import multiprocessing.connection
 import os
-import signal
 import socket
 import struct
 import tempfile
@@ -18,6 +17,7 @@ from collections.abc import Callable, Generator, Iterable
 from typing import TYPE_CHECKING
 
 from convodex.catalog.batches import Batch, PendingSource, SourceReader
+from convodex.catalog.speed.children import leave_signals_to_parent, starting_children
 from convodex.models import IndexStats
 from convodex.sources.base import Budget
 
@@ -147,7 +147,7 @@ def read_in_helper(address: str, claims_path: str, budget: Budget, group_bytes: 
     (killed, out of memory) the next receive or send fails and the helper exits
     quietly; the parent reads whatever the helper did not deliver itself.
     """
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    leave_signals_to_parent()
     try:
         claims = Claims(claims_path)  # before connecting: connected, the path is gone
     except OSError:
@@ -248,7 +248,8 @@ class HelperRead:
                 daemon=True,
             )
             try:
-                helper.start()
+                with starting_children():
+                    helper.start()
                 yield STARTED  # the caller reads on while the new interpreter starts
                 receive = channel.accept(helper.is_alive)
                 if receive is None:

@@ -20,6 +20,7 @@ import msgspec
 from convodex.catalog.db import Catalog, Mode, connect
 from convodex.catalog.plan import SearchRequest
 from convodex.catalog.search import Searcher
+from convodex.catalog.speed.children import leave_signals_to_parent, starting_children
 from convodex.catalog.speed.settings import Accelerators
 from convodex.catalog.speed.wing import Wing
 from convodex.models import SearchPage
@@ -30,8 +31,10 @@ _searchers: tuple[Searcher, Searcher] | None = None
 
 def _open(path: str, mode: Mode, settings: Accelerators) -> None:
     """Worker start: one connection to the catalog for the worker's whole life, and
-    the serving process's accelerators but the workers themselves."""
+    the serving process's accelerators but the workers themselves. The serving
+    process decides when its workers stop (``children``)."""
     global _searchers
+    leave_signals_to_parent()
     catalog = Catalog(connect(path, read_only=mode == "degraded"), Path(path), mode)
     speed = Wing(msgspec.structs.replace(settings, search_workers=0))
     _searchers = (Searcher(catalog, speed=speed), Searcher(catalog, speed=speed.using(shares=1)))
@@ -69,7 +72,9 @@ class SearchPool:
         # The catalog file the workers opened (a recovery moves it aside).
         self.generation = catalog.generation
         # Start every worker now, so the first searches do not pay for the imports.
-        for future in [self._pool.submit(_ready) for _ in range(workers)]:
+        with starting_children():
+            started = [self._pool.submit(_ready) for _ in range(workers)]
+        for future in started:
             future.result()
 
     def search(self, request: SearchRequest) -> SearchPage:

@@ -1,0 +1,201 @@
+"""Benchmark the team hub on PostgreSQL (SPEC S6): ranked and literal search p50/p95 at
+account and team scope for rare, mid, common, CJK and 2-character queries, and
+``convodex sync`` throughput from a generated local history.
+
+    .venv/bin/python bench/bench_hub.py                          # 10M entries, 200 MB sync
+    .venv/bin/python bench/bench_hub.py --entries 200000 --mb 20 # a quick run
+
+PostgreSQL is a throwaway cluster started from the installed binaries (like the tests;
+fsync off). The journal is bulk-loaded with COPY, every row's text, hash and ranked
+tokens computed by the same projection functions the journal uses; 9 accounts in 3
+teams, half of each account's sessions shared with its team. The sync half generates a
+local history with bench/corpus.py and pushes it through a real HTTP server into
+the same cluster. Targets (issue 29): p95 <= 50 ms for ranked and literal
+account-scope queries of 3+ characters; sync >= 20 MB/s. Never part of pytest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+import psycopg
+
+import corpus
+from convodex.server import Caller, Database, add_account, open_database
+from convodex.server.dialects.postgresql import PostgresDialect
+from convodex.server.projection import new_entry
+from convodex.server.ranked import search_ranked
+from convodex.server.search import search_messages
+from convodex.server.teams import add_member, create_team
+from pg import TempPostgres
+
+SESSION_SIZE = 100
+START = 1_700_000_000_000_000
+QUERIES = {
+    "rare": ("quetzalcoatlus", 10_000),
+    "mid": ("harbor", 100),
+    "common": ("system", 1),
+    "cjk": ("部署", 1_000),
+    "2-char": ("q7", 1_000),
+}
+TEAMS = ("red", "green", "blue")
+
+
+def _text(rng: random.Random, words: list[str]) -> str:
+    picked = [rng.choice(words) for _ in range(rng.randint(6, 30))]
+    for word, every in QUERIES.values():
+        if every > 1 and rng.randrange(every) == 0:
+            picked.insert(rng.randrange(len(picked) + 1), word)
+    return " ".join(picked)
+
+
+def load(url: str, entries: int, seed: int = 7) -> tuple[float, list[Caller]]:
+    """COPY ``entries`` entries in; return seconds and the 9 callers (teams joined)."""
+    started = time.perf_counter()
+    with open_database(url, pool_size=2) as db:
+        db.migrate()
+        callers = []
+        for n in range(9):
+            account = add_account(db, f"user{n}")
+            callers.append(Caller(account.id, account.name, False))
+        team_of: dict[str, str] = {}
+        for n, team in enumerate(TEAMS):
+            info = create_team(db, team)
+            for member in callers[n * 3 : n * 3 + 3]:
+                add_member(db, team, member.name)
+                team_of[member.id] = info.id
+    rng = random.Random(seed)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    words = ["system"] + ["".join(rng.choices(letters, k=rng.randint(3, 9))) for _ in range(4000)]
+    dialect = PostgresDialect()
+    sessions = max(1, entries // SESSION_SIZE)
+    with psycopg.connect(url, autocommit=True) as conn, conn.cursor() as cur:
+        with cur.copy(
+            "COPY sessions (id, owner_id, kind, title, created_at, head_seq, team_id, machine,"
+            " agent, project, updated_at) FROM STDIN"
+        ) as copy:
+            for s in range(sessions):
+                owner = callers[s % 9]
+                shared = team_of[owner.id] if s % 2 else None
+                copy.write_row(
+                    (f"s{s}", owner.id, "personal", f"session {s}", "2024-01-01", SESSION_SIZE,
+                     shared, f"m{s % 4}", "claude_code", f"/work/p{s % 20}", "2024-06-01")
+                )  # fmt: skip
+        with cur.copy(
+            "COPY entries (session_id, seq, created_at, parent_seq, role, payload, payload_hash,"
+            " meta, discarded, on_branch, projected, text, personal_owner, team_id, tokens)"
+            " FROM STDIN"
+        ) as copy:
+            for i in range(entries):
+                s, seq = divmod(i, SESSION_SIZE)
+                s = min(s, sessions - 1)
+                owner = callers[s % 9]
+                role = "user" if seq % 2 == 0 else "assistant"
+                entry = new_entry({"role": role, "content": _text(rng, words)}, meta=False)
+                stamp = dialect.ts_param(START + i * 1_000_000)
+                copy.write_row(
+                    (f"s{s}", seq + 1, stamp, seq or None, role, entry.payload,
+                     entry.payload_hash, False, False, True, True, entry.text, owner.id,
+                     team_of[owner.id] if s % 2 else None, dialect.tokens_param(entry.tokens))
+                )  # fmt: skip
+        conn.execute("ANALYZE")
+    return time.perf_counter() - started, callers
+
+
+def timed(run: Callable[[], object], repeat: int) -> tuple[float, float]:
+    samples = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        run()
+        samples.append((time.perf_counter() - started) * 1000)
+    samples.sort()
+    return statistics.median(samples), samples[max(0, int(len(samples) * 0.95) - 1)]
+
+
+def search_figures(db: Database, caller: Caller, repeat: int) -> None:
+    print(f"{'query':8} {'mode':8} {'scope':8} {'p50 ms':>8} {'p95 ms':>8}  hits")
+    for name, (query, _) in QUERIES.items():
+        for mode in ("literal", "ranked"):
+            for scope in ("account", "team"):
+
+                def run(query: str = query, mode: str = mode, scope: str = scope) -> int:
+                    if mode == "ranked":
+                        return len(search_ranked(db, caller, query, 20, scope))
+                    return len(search_messages(db, caller, query, 20, scope))
+
+                hits = run()
+                p50, p95 = timed(run, repeat)
+                print(f"{name:8} {mode:8} {scope:8} {p50:8.1f} {p95:8.1f}  {hits}")
+
+
+def sync_figures(url: str, mb: float, seed: int) -> None:
+    """Generate ``mb`` MiB of local history and push it into the hub over HTTP."""
+    from convodex.catalog.service import HistoryService
+    from convodex.hub.settings import HubSettings
+    from convodex.hub.sync import Syncer
+    from convodex.web.server_app import create_app
+    from server.server_helpers import serving
+
+    root, _ = corpus.for_bench(None, "claude-code", mb, seed)
+    size = sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
+    with tempfile.TemporaryDirectory() as tmp, open_database(url, pool_size=8) as db:
+        os.environ["CONVODEX_HOME"] = str(Path(tmp) / "home")
+        token = add_account(db, "syncer").token
+        with (
+            serving(create_app(db)) as hub,
+            HistoryService.open(Path(tmp) / "cache", [root]) as service,
+        ):
+            started = time.perf_counter()
+            service.index()
+            indexed = time.perf_counter() - started
+            settings = HubSettings(url=hub, token=token, machine="bench")
+            started = time.perf_counter()
+            report = Syncer(service, settings).run()
+            seconds = time.perf_counter() - started
+            again = Syncer(service, settings).run()
+    print(
+        f"sync: {size / 1e6:.1f} MB of local transcripts, {report.sent} sessions sent"
+        f" ({report.bytes_sent / 1e6:.1f} MB uploaded, {report.failed} failed) in {seconds:.1f} s:"
+        f" {report.sent / seconds:.1f} sessions/s, {size / 1e6 / seconds:.1f} MB/s"
+        f" (local index first: {indexed:.1f} s); a second run sent {again.sent}"
+        f" in {again.seconds:.2f} s"
+    )
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--entries", type=int, default=10_000_000, help="journal entries (10M)")
+    ap.add_argument("--repeat", type=int, default=20, help="runs per query (20)")
+    ap.add_argument("--mb", type=float, default=200.0, help="local history to sync, MiB (200)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--only", choices=["search", "sync"], default=None)
+    args = ap.parse_args()
+    print(f"uptime: {os.getloadavg()}")
+    with TempPostgres() as pg:
+        if args.only != "sync":
+            url = pg.create_database("hub")
+            seconds, callers = load(url, args.entries)
+            print(f"loaded {args.entries:,} entries in {seconds:.0f} s")
+            with open_database(url, pool_size=2) as db:
+                search_figures(db, callers[0], args.repeat)
+        if args.only != "search":
+            sync_url = pg.create_database("sync")
+            with open_database(sync_url, pool_size=2) as db:
+                db.migrate()
+            sync_figures(sync_url, args.mb, args.seed)
+    print(f"uptime: {os.getloadavg()}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
