@@ -25,7 +25,7 @@ KILLS = 22
 QUERIES = ["needle0", "needle3", "needle17", "error", "the", "migration", "数据库", "索引"]
 
 
-# The stock command commits about every 4 MiB, so on a small corpus a kill lands
+# The stock command commits about every 8 MiB, so on a small corpus a kill lands
 # before or inside the one commit; the same CLI with 64 KiB commit groups is killed
 # too, so kills also land between many commits and later runs resume from them.
 SMALL_COMMITS = (

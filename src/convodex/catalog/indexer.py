@@ -33,10 +33,7 @@ from convodex.sources.discover import Discovered, describe, discover_file, scan
 from convodex.sources.roots import Root, declared, root_format
 from convodex.sqlite import marks, sqlite3
 
-# A commit group's source bytes: what this process and a helper hold at once (its
-# batches, FTS5's pending terms). 8 MiB made the 200 MB history's tree peak 122 MiB,
-# 4 MiB 97 MiB, in the same CPU time (issue 28).
-COMMIT_BYTES = 4 * 1024 * 1024
+COMMIT_BYTES = 8 * 1024 * 1024
 # The first commit of a run: its newest sessions are searchable after this much.
 FIRST_COMMIT_BYTES = 1024 * 1024
 Progress = Callable[[int, int], None]
