@@ -24,6 +24,12 @@ def starting_children() -> Iterator[None]:
     if not hasattr(signal, "pthread_sigmask"):  # Windows: no signal masks
         yield
         return
+    # multiprocessing's resource tracker, started by the first spawn, blocks and then
+    # UNBLOCKS both signals in this thread around its own start: started in the block
+    # below, it would leave the child it was started for unprotected. So first.
+    from multiprocessing import resource_tracker
+
+    resource_tracker.ensure_running()
     blocked = signal.pthread_sigmask(signal.SIG_BLOCK, LEFT_TO_PARENT)
     try:
         yield
