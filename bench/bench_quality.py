@@ -201,7 +201,7 @@ def main() -> int:
     root, manifest = corpus.for_bench(args.corpus, "claude-code", args.mb, args.seed)
     distractors = manifest.root("claude-code") if manifest else root
     with tempfile.TemporaryDirectory(prefix="convodex-bench-quality-") as tmp:
-        roots = [
+        roots: list[Path] = [
             resolve_root(FIXTURES),
             resolve_root(f"{TRANSCRIPTS}:claude-code"),
             resolve_root(f"{distractors}:claude-code"),

@@ -112,7 +112,7 @@ def evaluate(
     results: dict[str, tuple[dict[str, qm.Scores], list[float]]] = {}
     with tempfile.TemporaryDirectory(prefix="convodex-longmemeval-") as tmp:
         base = Path(tmp) / "haystacks"
-        roots = []
+        roots: list[Path] = []
         for n, instance in enumerate(instances):
             write_haystack(base / f"q{n:04d}", instance)
             roots.append(resolve_root(f"{base / f'q{n:04d}'}:session-log"))
