@@ -111,7 +111,6 @@ MAX_SEARCH_LIMIT = 200
 # The agent tool's default page: hits go into a model's context, so fewer by default.
 AGENT_SEARCH_LIMIT = 20
 MAX_AROUND = 10
-BUSY_TIMEOUT_MS = 250
 
 
 def cache_root(override: str | os.PathLike[str] | None = None) -> Path:

@@ -20,12 +20,33 @@ else:
     except ImportError:  # pragma: no cover - depends on the platform's wheels
         import sqlite3
 
-__all__ = ["sqlite3", "SQLITE_VERSION", "bound_runs", "is_busy", "transaction"]
+__all__ = [
+    "sqlite3",
+    "SQLITE_VERSION",
+    "CATALOG_BUSY_TIMEOUT_MS",
+    "SOURCE_BUSY_TIMEOUT_MS",
+    "SERVER_BUSY_TIMEOUT_MS",
+    "bound_runs",
+    "is_busy",
+    "transaction",
+]
 
 SQLITE_VERSION: tuple[int, ...] = tuple(int(p) for p in sqlite3.sqlite_version.split("."))
 # Values one statement binds at most where a list is expanded into ``IN (?, …)`` or
 # ``VALUES``: far below SQLite's limit (32,766), a page's worth at a time.
 BOUND_RUN = 500
+
+# How long a statement waits for another connection's write lock, one per kind of
+# database, named here so the three differences are deliberate and seen together:
+#: the local catalog: in WAL mode readers never wait for the indexer, so only a
+#: second writer waits, briefly, and then reports "busy" rather than stall a search
+CATALOG_BUSY_TIMEOUT_MS = 250
+#: an agent's own live database, read only: wait a moment for the agent's commit,
+#: never long enough to hold up a scan of every other source
+SOURCE_BUSY_TIMEOUT_MS = 1000
+#: the team server's database: several server processes write the same file, so a
+#: write waits out another process's commit rather than fail a client's sync
+SERVER_BUSY_TIMEOUT_MS = 5000
 
 T = TypeVar("T")
 

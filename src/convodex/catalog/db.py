@@ -34,7 +34,7 @@ from convodex.catalog.files import (
 )
 from convodex.catalog.migrations import MIGRATIONS
 from convodex.errors import CatalogError
-from convodex.sqlite import SQLITE_VERSION, is_busy, sqlite3, transaction
+from convodex.sqlite import CATALOG_BUSY_TIMEOUT_MS, SQLITE_VERSION, is_busy, sqlite3, transaction
 from convodex.text.tokens import TOKENIZER_VERSION
 
 Mode = Literal["disk", "memory", "degraded"]
@@ -213,7 +213,7 @@ def connect(target: str, *, read_only: bool = False) -> sqlite3.Connection:
         db = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
     else:
         db = sqlite3.connect(target, isolation_level=None, check_same_thread=False)
-    db.execute(f"PRAGMA busy_timeout = {int(config.BUSY_TIMEOUT_MS)}")
+    db.execute(f"PRAGMA busy_timeout = {CATALOG_BUSY_TIMEOUT_MS}")
     db.execute("PRAGMA foreign_keys = ON")
     return db
 

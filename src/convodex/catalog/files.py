@@ -10,8 +10,7 @@ import os
 import time
 from pathlib import Path
 
-from convodex import config
-from convodex.sqlite import sqlite3
+from convodex.sqlite import CATALOG_BUSY_TIMEOUT_MS, sqlite3
 
 # Filesystem types on which SQLite's WAL locking cannot be trusted.
 REMOTE_FILESYSTEMS = frozenset(
@@ -191,7 +190,7 @@ def replace_catalog(new: Path, path: Path) -> None:
     if path.exists():
         with contextlib.suppress(sqlite3.Error):
             old = sqlite3.connect(
-                str(path), isolation_level=None, timeout=config.BUSY_TIMEOUT_MS / 1000
+                str(path), isolation_level=None, timeout=CATALOG_BUSY_TIMEOUT_MS / 1000
             )
             try:
                 old.execute("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -19,9 +19,8 @@ from typing import Any
 
 from convodex.errors import SourceError
 from convodex.sources.base import FileStat
-from convodex.sqlite import sqlite3
+from convodex.sqlite import SOURCE_BUSY_TIMEOUT_MS, sqlite3
 
-BUSY_TIMEOUT_SECONDS = 1.0
 _HEADER = b"SQLite format 3\x00"
 # Bytes 18 and 19 of the header are the read and write format versions: 2 is WAL.
 _WAL_VERSIONS = b"\x02\x02"
@@ -47,7 +46,9 @@ def connect(path: Path) -> sqlite3.Connection:
         uri += "?immutable=1"
     else:
         uri += "?mode=ro"
-    db = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_SECONDS, check_same_thread=False)
+    db = sqlite3.connect(
+        uri, uri=True, timeout=SOURCE_BUSY_TIMEOUT_MS / 1000, check_same_thread=False
+    )
     db.row_factory = sqlite3.Row
     return db
 

@@ -18,11 +18,9 @@ from convodex.server.db import (
     now_micros,
 )
 from convodex.server.matching import UNICODE_ESCAPE, LikeGroup, case_variants, like_escape
-from convodex.sqlite import sqlite3, transaction
+from convodex.sqlite import SERVER_BUSY_TIMEOUT_MS, sqlite3, transaction
 from convodex.text.query import Node, match_expression
 
-#: how long a statement waits for another process's write lock
-BUSY_TIMEOUT_MS = 5000
 #: how long a write waits in this process's queue for the write connection
 WRITE_QUEUE_TIMEOUT_S = 10.0
 
@@ -155,12 +153,12 @@ class SQLiteDatabase(Database):
                 str(self.path),
                 isolation_level=None,
                 check_same_thread=False,
-                timeout=BUSY_TIMEOUT_MS / 1000,
+                timeout=SERVER_BUSY_TIMEOUT_MS / 1000,
             )
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute("PRAGMA foreign_keys = ON")
-            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            conn.execute(f"PRAGMA busy_timeout = {SERVER_BUSY_TIMEOUT_MS}")
             if read_only:
                 conn.execute("PRAGMA query_only = ON")
         return conn
