@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers import CliRun, as_json, write_session
-
 from convodex import config
 from convodex.catalog.maintenance import recorded_roots
 from convodex.cli.options import DEMO_ROOT
+from helpers import CliRun, as_json, write_session
 
 SESSION = [
     {"type": "user", "message": {"role": "user", "content": "rotate the signing keys"}},
