@@ -13,7 +13,7 @@ import click
 
 from convodex.catalog.maintenance import doctor_catalogs, recorded_roots, reindex_history
 from convodex.cli.hits import counted
-from convodex.cli.options import cache_dir_option, emit_json, json_option
+from convodex.cli.options import cache_dir_option, emit_json, json_option, without_demo
 from convodex.config import catalog_path
 from convodex.models import CatalogReport
 from convodex.sources.roots import default_roots, resolve_root
@@ -110,7 +110,10 @@ def reindex_history_command(dirs: tuple[Path, ...], cache_dir: Path | None, as_j
         roots = [resolve_root(d) for d in dirs]
     else:
         known = recorded_roots(catalog_path(cache_dir))
-        roots = [resolve_root(p, must_exist=False) for p in [*default_roots(), *known]]
+        # The bundled demo has its own catalog; an older catalog that recorded it drops it.
+        roots = [
+            resolve_root(p, must_exist=False) for p in without_demo([*default_roots(), *known])
+        ]
     result = reindex_history(roots, cache_dir)
     if as_json:
         emit_json(result)

@@ -167,6 +167,20 @@ def roots_or_demo(given: tuple[str, ...]) -> tuple[list[Path], bool]:
     return [DEMO_ROOT.resolve()], True
 
 
+def demo_cache_dir(cache_dir: Path | None) -> Path:
+    """The demo corpus's own catalog, beside (never inside) the user's: demo sessions
+    must not outrank the user's own later, nor stay among the roots a reindex keeps."""
+    from convodex import config
+
+    return config.cache_root(cache_dir) / "demo"
+
+
+def without_demo(roots: Sequence[Path]) -> list[Path]:
+    """``roots`` less the bundled demo corpus (an older catalog may have recorded it)."""
+    demo = DEMO_ROOT.resolve()
+    return [r for r in roots if r.resolve() != demo]
+
+
 @contextlib.contextmanager
 def history(
     cache_dir: Path | None,

@@ -15,10 +15,14 @@ import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from convodex.cli.options import cache_dir_option, json_option
+
+if TYPE_CHECKING:
+    from convodex.catalog.service import HistoryService
 
 AGENTS = ("claude-code", "gemini", "qwen")
 
@@ -86,8 +90,8 @@ class _Run:
         self.event = ""
         self.session_id: str | None = None
         self.started = time.monotonic()
+        self.deadline = self.started + config_default_timeout()  # a project may change it
         self.gate = threading.Lock()
-        self.watchdog: _Watchdog | None = None
 
     def receipt(
         self, outcome: str, refs: list[str] | None = None, size: int = 0, error: str = ""
@@ -111,16 +115,10 @@ class _Run:
 
 
 def _hook(agent: str, cache_dir: Path | None) -> None:
-    from convodex import config
-
+    # The user-wide limit holds from here (stdin may never close); a project's own
+    # file, read once the hook says where it runs, may change it.
     run = _Run(agent)
-    try:
-        # The user-wide limit holds from here (stdin may never close); a project's own
-        # file, read once the hook says where it runs, may change it.
-        seconds = config.recall_settings(None).timeout_ms / 1000
-    except Exception:
-        seconds = config.RECALL_KEYS["timeout_ms"][3] / 1000  # _answer says why
-    run.watchdog = _Watchdog(run, seconds)
+    _Watchdog(run)
     try:
         answer = _answer(run, cache_dir)
     except BaseException as exc:  # the agent goes on whatever happened here
@@ -135,32 +133,39 @@ def _hook(agent: str, cache_dir: Path | None) -> None:
         sys.stdout.flush()
 
 
-def _answer(run: _Run, cache_dir: Path | None) -> str | None:
+def _answer(
+    run: _Run, cache_dir: Path | None, raw: bytes | None = None, warm: HistoryService | None = None
+) -> str | None:
+    """The hook's output for its input (``raw``, else stdin), or None; ``warm`` is a
+    running service's catalog to use (and leave open) instead of opening one."""
     from convodex import config
     from convodex.recall import hooks
     from convodex.recall.core import cwd_path
 
-    raw = sys.stdin.buffer.read()
+    if raw is None:
+        raw = sys.stdin.buffer.read()
     hook = hooks.parse(run.agent, raw)
     run.event, run.session_id = hook.event, hook.prompt.session_id
     settings = config.recall_settings(cwd_path(hook.prompt.cwd))
     if not settings.enabled:
         run.receipt("off")
         return None
-    if run.watchdog is not None:
-        run.watchdog.deadline = run.started + settings.timeout_ms / 1000
+    run.deadline = run.started + settings.timeout_ms / 1000
     if not hooks.wants_prompt(hook):
         run.receipt("nothing")
         return None
     from convodex.catalog.service import HistoryService
     from convodex.recall.core import recall as recall_moments
 
-    service = HistoryService.open_existing(cache_dir, [])
-    if service is None:
-        run.receipt("nothing", error="no catalog")
-        return None
-    with service:
-        block = recall_moments(service, hook.prompt, settings.max_bytes)
+    if warm is not None:
+        block = recall_moments(warm, hook.prompt, settings.max_bytes)
+    else:
+        service = HistoryService.open_existing(cache_dir, [])
+        if service is None:
+            run.receipt("nothing", error="no catalog")
+            return None
+        with service:
+            block = recall_moments(service, hook.prompt, settings.max_bytes)
     if block is None:
         run.receipt("nothing")
         return None
@@ -169,13 +174,57 @@ def _answer(run: _Run, cache_dir: Path | None) -> str | None:
     return answer
 
 
-class _Watchdog:
-    """Ends the process silently (exit 0) at ``deadline`` unless the answer is already
-    being written: the agent never waits longer than recall.timeout_ms."""
+def answer_warm(service: HistoryService, agent: str, raw: bytes, started: float) -> str:
+    """The hook's output ('' for none) as a warm service gives it to the thin client
+    that read the hook's input: the same answer and receipt as in-process, and nothing
+    once the client's ``recall.timeout_ms`` (counted from ``started``) has passed."""
+    run = _Run(agent)
+    run.started = min(started, run.started)
+    run.deadline = run.started + (run.deadline - time.monotonic())
+    done: list[str | None] = []
 
-    def __init__(self, run: _Run, seconds: float) -> None:
+    def work() -> None:
+        try:
+            done.append(_answer(run, None, raw, service))
+        except Exception as exc:
+            if run.gate.acquire(blocking=False):
+                try:
+                    run.receipt("error", error=type(exc).__name__)
+                finally:
+                    run.gate.release()
+            done.append(None)
+
+    worker = threading.Thread(target=work, name="convodex-recall", daemon=True)
+    worker.start()
+    while worker.is_alive() and (left := run.deadline - time.monotonic()) > 0:
+        worker.join(min(left, 0.05))  # a project's shorter limit counts soon
+    if not run.gate.acquire(blocking=False):
+        return ""
+    if done:
+        return done[0] or ""
+    try:
+        run.receipt("timeout")
+    except Exception:
+        pass  # a receipt is never worth a failure
+    return ""
+
+
+def config_default_timeout() -> float:
+    """The user-wide ``recall.timeout_ms`` in seconds (the default if it is unreadable)."""
+    from convodex import config
+
+    try:
+        return config.recall_settings(None).timeout_ms / 1000
+    except Exception:
+        return config.RECALL_KEYS["timeout_ms"][3] / 1000  # _answer says why
+
+
+class _Watchdog:
+    """Ends the process silently (exit 0) at the run's deadline unless the answer is
+    already being written: the agent never waits longer than recall.timeout_ms."""
+
+    def __init__(self, run: _Run) -> None:
         self.run = run
-        self.deadline = run.started + seconds
         self._wake = threading.Event()
         thread = threading.Thread(target=self._watch, name="convodex-recall-watchdog")
         thread.daemon = True
@@ -183,7 +232,7 @@ class _Watchdog:
 
     def _watch(self) -> None:
         while True:
-            left = self.deadline - time.monotonic()
+            left = self.run.deadline - time.monotonic()
             if left <= 0:
                 break
             self._wake.wait(min(left, 0.05))  # a shortened deadline counts soon

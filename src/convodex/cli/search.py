@@ -183,11 +183,12 @@ def search(
 @click.option("--query", default="migration", show_default=True, help="The sample search.")
 def demo(cache_dir: Path | None, query: str) -> None:
     """Index your sessions (or the bundled demo corpus) and run a sample search."""
-    from convodex.cli.options import roots_or_demo
+    from convodex.cli.options import demo_cache_dir, roots_or_demo
 
     roots, demo_corpus = roots_or_demo(())
     if demo_corpus:
         click.echo(f"no sessions under {config.sessions_dir()}; using the bundled demo corpus")
+        cache_dir = demo_cache_dir(cache_dir)
     with HistoryService.open(cache_dir, roots, scoped=True) as service:
         stats = run_index(service, sys.stderr.isatty())
         click.echo(

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from convodex import config
-from convodex.cli.options import root_options, roots_or_demo
+from convodex.cli.options import demo_cache_dir, root_options, roots_or_demo
 from convodex.cli.stopping import stops_cleanly
 
 
@@ -70,6 +70,7 @@ def serve(
     root_list, demo = roots_or_demo(roots)
     if demo:
         click.echo(f"no sessions under {config.sessions_dir()}; serving the bundled demo corpus")
+        cache_dir = demo_cache_dir(cache_dir)
     # Searches run in worker processes, one per core, beside this process's indexing.
     workers = search_workers if search_workers is not None else os.cpu_count() or 2
     service = HistoryService.open(

@@ -17,7 +17,7 @@ from convodex.warm import address, wire
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import TypeVar
+    from typing import Any, TypeVar
 
     T = TypeVar("T")
 
@@ -92,7 +92,7 @@ def ask(catalog: str, kind: str, fields: list[bytes], uid: int | None = None) ->
 # Commands a service runs as the CLI would; others never ask it. A command joins only
 # once it reads the client's directory, terminal and stdin through warm.context (a
 # command that read os.getcwd() would answer for the service's directory).
-# (``recall`` runs in-process: it reads the hook's stdin and ends its own process.)
+# (``recall`` has its own request: see run_recall.)
 SHORT_COMMANDS = frozenset({"search", "show", "recent"})
 
 
@@ -135,6 +135,88 @@ def run_command(args: list[str]) -> int | None:
     return int(code)
 
 
+# Hook input is one small JSON object; an agent closes stdin at once. Longer than this
+# and the hook runs in-process, where its watchdog holds the configured limit.
+STDIN_SECONDS = 0.5
+
+
+def run_recall(args: list[str]) -> int | None:
+    """The recall hook answered by the service (stdin read here, forwarded whole);
+    None when the caller must run it in-process (``sys.stdin`` then still holds it)."""
+    started = _monotonic()
+    agent, cache, rest = "claude-code", None, args[1:]
+    while rest:
+        arg, *rest = rest
+        if arg in ("--agent", "--cache-dir") and rest:
+            value, *rest = rest
+        elif arg.startswith(("--agent=", "--cache-dir=")):
+            arg, _, value = arg.partition("=")
+        else:
+            return None  # --log, --help, anything else: the CLI's business
+        if arg == "--agent":
+            agent = value
+        else:
+            cache = value
+    catalog = catalog_for(cache)
+    if catalog is None or not os.path.exists(address.socket_path(catalog)) or _isatty(0):
+        return None
+    raw, closed = _read_stdin(started + STDIN_SECONDS)
+    answer = None
+    if closed:
+        answer = ask(catalog, "recall", [agent.encode(), repr(started).encode(), raw])
+    if answer is None or len(answer) != 1:
+        _restore_stdin(raw)
+        return None
+    if answer[0]:
+        _write(1, answer[0] + b"\n")
+    return 0
+
+
+def _monotonic() -> float:
+    import time
+
+    return time.monotonic()
+
+
+def _read_stdin(deadline: float) -> tuple[bytes, bool]:
+    """What stdin holds until it closes or ``deadline`` passes, and whether it closed."""
+    import select
+
+    chunks: list[bytes] = []
+    while True:
+        left = deadline - _monotonic()
+        if left <= 0 or not select.select([0], [], [], left)[0]:
+            return b"".join(chunks), False
+        chunk = os.read(0, 65536)
+        if not chunk:
+            return b"".join(chunks), True
+        chunks.append(chunk)
+
+
+def _restore_stdin(raw: bytes) -> None:
+    """``sys.stdin`` as it was: the bytes already read, then the rest of the real one."""
+    import io
+
+    class Rest(io.RawIOBase):
+        def __init__(self) -> None:
+            self.head = raw
+
+        def readable(self) -> bool:
+            return True
+
+        def readinto(self, buffer: Any) -> int:
+            if self.head:
+                n = min(len(buffer), len(self.head))
+                buffer[:n] = self.head[:n]
+                self.head = self.head[n:]
+                return n
+            data = os.read(0, len(buffer))
+            buffer[: len(data)] = data
+            return len(data)
+
+    sys.stdin = io.TextIOWrapper(io.BufferedReader(Rest()), encoding="utf-8")
+
+
 def _isatty(fd: int) -> bool:
     try:
         return os.isatty(fd)
@@ -158,7 +240,10 @@ def main() -> None:
     and every fallback, runs the click CLI in this process."""
     args = sys.argv[1:]
     try:
-        code = run_command(args)
+        if args and args[0] == "recall":
+            code = run_recall(args)
+        else:
+            code = run_command(args)
     except KeyboardInterrupt:
         _write(2, b"\nAborted!\n")
         raise SystemExit(1) from None

@@ -3,7 +3,8 @@ user's runtime directory (0700), the socket itself 0600, every peer's user check
 
 Requests: ``cli`` (a short command's argv, answered with its exit status and output),
 ``call`` (a named library call with a msgspec-encoded request, answered with the
-result model encoded as every surface encodes it), ``status`` and ``stop``. A request
+result model encoded as every surface encodes it), ``recall`` (a hook's input, answered
+with the hook's output), ``status`` and ``stop``. A request
 from another protocol, version, catalog or environment is answered ``no``: the
 client runs it in-process.
 """
@@ -146,6 +147,8 @@ class WarmServer:
                 return self._cli(fields[5:])
             if kind == b"call":
                 return self._call(fields[5:])
+            if kind == b"recall":
+                return self._recall(fields[5:])
         except NotWarm as exc:
             log.debug("ran in-process instead (%s)", exc)
         except Exception as exc:  # the client runs it itself and sees the error there
@@ -173,6 +176,15 @@ class WarmServer:
         if handler is None:
             raise NotWarm("an unknown call")
         return [b"ok", encode(handler(self.service, body))]
+
+    def _recall(self, fields: list[bytes]) -> list[bytes]:
+        """A recall hook's input read by the thin client: its output ('' for none)."""
+        from convodex.cli.recall import AGENTS, answer_warm
+
+        agent, started, raw = fields
+        if agent.decode() not in AGENTS:
+            raise NotWarm("an agent recall has no contract for")
+        return [b"ok", answer_warm(self.service, agent.decode(), raw, float(started)).encode()]
 
     def status(self) -> list[bytes]:
         """pid, version, catalog, seconds up, requests served."""
