@@ -88,7 +88,9 @@ def helped() -> Wing:
 
 
 def search(catalog: Catalog, query: str, **options: Any) -> dict[str, Any]:
-    """One search page as its JSON shape (what ``--json`` and HTTP print)."""
+    """One search page as its JSON shape (what ``--json`` and HTTP print): one hit per
+    document unless ``group=True`` is given, since catalog tests look at documents."""
+    options.setdefault("group", False)
     page = Searcher(catalog, speed=speed()).search(SearchRequest(query=query, **options))
     result: dict[str, Any] = to_builtins(page)
     return result

@@ -139,6 +139,12 @@ INPUT_SCHEMA: Final[dict[str, Any]] = {
             "default": "relevance",
             "description": "search: relevance, or by message time: newest or oldest first.",
         },
+        "group": {
+            "type": "boolean",
+            "default": True,
+            "description": "search: each session once, by its best hit (moreHits: how many "
+            "more of it match); false: one hit per matching message part.",
+        },
     },
     "additionalProperties": False,
 }
@@ -175,6 +181,7 @@ def compact_hit(hit: Hit, redact: bool = True) -> CompactHit:
         at=iso_time(hit.message_at if hit.message_at is not None else hit.last_activity_at),
         session_path=hit.session_path,
         message_index=hit.message_index,
+        more_hits=hit.more_hits,
     )
 
 
@@ -207,6 +214,15 @@ def _string(args: Mapping[str, Any], name: str) -> str | None:
         return None
     if not isinstance(value, str):
         raise QueryError(f"{name} must be a string")
+    return value
+
+
+def _boolean(args: Mapping[str, Any], name: str, default: bool) -> bool:
+    value = args.get(name, default)
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise QueryError(f"{name} must be true or false")
     return value
 
 
@@ -255,10 +271,12 @@ class HistoryTool:
             projects=(project,) if project else (),
             since=_string(args, "since"),
             until=_string(args, "until"),
+            group=_boolean(args, "group", True),
         )
         page = self.service.search(request)
         compact = CompactPage(
             hits=[compact_hit(hit, self.redact) for hit in page.hits],
+            relaxed=page.relaxed,
             next_cursor=page.next_cursor,
             stale_cursor=page.stale_cursor,
             subagent_hits=page.subagent_hits,

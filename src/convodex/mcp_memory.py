@@ -221,6 +221,7 @@ class MemoryTools:
         request = SearchRequest(
             # One more says whether another page follows (the cursor says it at the cap).
             limit=min(start + limit + 1, MAX_SEARCH_LIMIT),
+            group=False,
             agents=(args["agent"],) if args.get("agent") else (),
             projects=(args["project"],) if args.get("project") else (),
             since=args.get("since"),
@@ -257,6 +258,7 @@ class MemoryTools:
             query='"' + " ".join(tokens) + '"',
             kinds=["tool_input", "user_text", "assistant_text", "tool_error"],
             limit=120,
+            group=False,
             sort="newest",
             agents=(args["agent"],) if args.get("agent") else (),
             projects=(args["project"],) if args.get("project") else (),
@@ -308,6 +310,7 @@ class MemoryTools:
             query=" OR ".join(words),
             kinds=["tool_error"],
             limit=40,
+            group=False,
             around=1,
             agents=(args["agent"],) if args.get("agent") else (),
             projects=(args["project"],) if args.get("project") else (),

@@ -113,6 +113,9 @@ class Hit(Model):
     # The shell command that reopens the session in its agent, in its workspace
     # (``cd … && claude --resume …``); null when the agent documents none (L15).
     resume_command: str | None = None
+    # Grouped by session (the default, L19): how many more of the session's documents
+    # match, besides this, its best hit.
+    more_hits: int = 0
     around: list[ContextMessage] | UnsetType = UNSET
 
 
@@ -152,6 +155,8 @@ class SearchPage(Model):
     # With sub-agent sessions left out (the default): whether they hold a match.
     subagent_hits: bool
     progress: Progress
+    # All the words together found nothing: these hits have any of them (L19).
+    relaxed: bool = False
     # A query of qualifiers only (or none) browses: its sessions, newest first, and
     # no hits (L17: the same list as ``recent``).
     sessions: list[RecentSession] | UnsetType = UNSET
@@ -172,12 +177,16 @@ class CompactHit(Model, kw_only=True, omit_defaults=True):
     at: str | None = None
     session_path: str
     message_index: int
+    # Grouped by session: how many more of the session's documents match.
+    more_hits: int = 0
 
 
 class CompactPage(Model, kw_only=True, omit_defaults=True):
     """A page of compact hits; ``progress`` only while the index is incomplete."""
 
     hits: list[CompactHit]
+    # All the words together found nothing: these hits have any of them (L19).
+    relaxed: bool = False
     next_cursor: str | None = None
     stale_cursor: bool = False
     subagent_hits: bool = False

@@ -46,6 +46,8 @@ HIT_FIELDS = {
     "ref",
     # L15: the command that reopens the session (null when its agent has none)
     "resumeCommand",
+    # L19: grouped by session, how many more of it match
+    "moreHits",
 }
 
 TOOL_SESSION = [
@@ -76,6 +78,7 @@ def test_hit_carries_every_field(root: Path, catalog: Catalog) -> None:
         "staleCursor",
         "subagentHits",
         "progress",
+        "relaxed",
     }
     hit = result["hits"][0]
     assert set(hit) == HIT_FIELDS

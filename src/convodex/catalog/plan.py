@@ -56,6 +56,9 @@ class SearchRequest(msgspec.Struct, frozen=True, kw_only=True):
     around: int = 0
     sort: str = "relevance"
     include_subagents: bool = False
+    # Each session once, by its best hit, with how many more it has (L19); False: one
+    # hit per document.
+    group: bool = True
     # Only these roots' sources (None: the whole catalog).
     roots: Sequence[Path] | None = None
     agents: Sequence[str] = ()
@@ -93,6 +96,7 @@ class Plan(msgspec.Struct):
     kinds: tuple[Kind, ...]
     sort: Sort
     include_subagents: bool
+    group: bool
     since: int | None
     until: int | None
     tools: tuple[str, ...]
@@ -209,6 +213,7 @@ def make_plan(catalog: Catalog, request: SearchRequest) -> Plan:
         list(found.kinds),
         sort,
         request.include_subagents,
+        request.group,
         *found.key_parts(),
     ]
     raw = msgspec.json.encode(key_parts)
@@ -217,6 +222,7 @@ def make_plan(catalog: Catalog, request: SearchRequest) -> Plan:
         kinds=found.kinds,
         sort=sort,
         include_subagents=request.include_subagents,
+        group=request.group,
         since=found.since,
         until=found.until,
         tools=found.tools,

@@ -22,6 +22,7 @@ from convodex import config
 from convodex.catalog.db import Catalog
 from convodex.catalog.hits import Hydrator, RuntimeState, around_path
 from convodex.catalog.plan import Plan, SearchRequest, make_plan
+from convodex.catalog.ranked import Reorder, SessionKey, Stream, session_counts, sessions_of
 from convodex.catalog.rowids import TABLES
 from convodex.catalog.speed.wing import Wing
 from convodex.errors import QueryError
@@ -31,6 +32,8 @@ from convodex.sqlite import marks, sqlite3
 __all__ = ["RuntimeState", "SearchRequest", "Searcher", "progress", "root_ids_for"]
 
 MAX_BATCHES = 20
+# Candidates whose sessions a grouped page looks up at once.
+GROUP_BATCH = 64
 CURSOR_VERSION = 2
 # One candidate: (order key, rowid, score). Relevance orders by BM25 rank (lower is
 # better), newest by minus the message time, oldest by the time; ties by rowid.
@@ -144,11 +147,18 @@ class Searcher:
     (none unless given: the core alone answers the same)."""
 
     def __init__(
-        self, catalog: Catalog, runtime: RuntimeState | None = None, speed: Wing | None = None
+        self,
+        catalog: Catalog,
+        runtime: RuntimeState | None = None,
+        speed: Wing | None = None,
+        reorder: Reorder | None = None,
     ) -> None:
         self.catalog = catalog
         self.runtime = runtime or RuntimeState()
         self.speed = speed or Wing()
+        # Where another ranking reorders a grouped search's first candidates (hybrid
+        # search fuses its own in): see ``ranked.Reorder``. None: the lexical order.
+        self.reorder = reorder
 
     def search(self, request: SearchRequest) -> SearchPage:
         plan = make_plan(self.catalog, request)
@@ -164,16 +174,30 @@ class Searcher:
                 raise QueryError("cursor belongs to a different query (its words, filters or sort)")
             if cur_revision != revision:
                 return self._page([], None, revision, True, root_ids, False)
-        elif request.page is not None:
+        elif request.page is not None and not plan.group:
             after = self._page_start(plan, request.page, limit)
+        elif request.page is not None and request.page < 1:
+            raise QueryError("page must be 1 or more")
         hydrator = Hydrator(self.catalog, self.runtime, self.speed)
+        relaxed = False
         try:
-            hits, last, more = self._collect(plan, hydrator, limit, after, request.around)
+            if plan.group:
+                stream = Stream(plan, self._fetch, self.reorder)
+                if request.page is not None and not request.cursor:
+                    after = self._group_start(stream, (request.page - 1) * limit)
+                hits, last, more = self._collect_grouped(
+                    stream, hydrator, limit, after, request.around
+                )
+                relaxed = stream.relaxed is not None
+            else:
+                hits, last, more = self._collect(plan, hydrator, limit, after, request.around)
         finally:
             hydrator.queue_changed()
         next_cursor = encode_cursor(revision, plan.key, last) if more and last else None
         subagents = not plan.include_subagents and self._subagents_match(plan)
-        return self._page(hits, next_cursor, revision, False, root_ids, subagents)
+        page = self._page(hits, next_cursor, revision, False, root_ids, subagents)
+        page.relaxed = relaxed
+        return page
 
     def _page_start(self, plan: Plan, number: int, limit: int) -> tuple[float, int] | None:
         """Where page ``number`` starts: after the candidates of the pages before it
@@ -231,6 +255,91 @@ class Searcher:
             if len(batch) <= want:
                 return hits, last, False  # the candidates ran out
         return hits, last, True
+
+    def _fetch(self, plan: Plan, count: int | None) -> list[Candidate]:
+        """The plan's first ``count`` candidates (None: all of them, kept)."""
+        if count is None:
+            return self.candidates(plan, (float("-inf"), -1), 2**62)
+        return self.candidates(plan, None, count)
+
+    def _group_start(self, stream: Stream, sessions: int) -> tuple[float, int] | None:
+        """Where a grouped page starts that follows ``sessions`` sessions (page N)."""
+        if not sessions:
+            return None
+        seen: set[SessionKey] = set()
+        batch: list[tuple[int, Candidate]] = []
+        for at, candidate in stream.walk(0):
+            batch.append((at, candidate))
+            if len(batch) < GROUP_BATCH:
+                continue
+            found = sessions_of(self.catalog, [c[1] for _, c in batch])
+            for place, (_, address, _) in batch:
+                key = found.get(address)
+                if key is not None and key not in seen:
+                    if len(seen) == sessions:
+                        return (float(place), -1)
+                    seen.add(key)
+            batch = []
+        found = sessions_of(self.catalog, [c[1] for _, c in batch])
+        for place, (_, address, _) in batch:
+            key = found.get(address)
+            if key is not None and key not in seen:
+                if len(seen) == sessions:
+                    return (float(place), -1)
+                seen.add(key)
+        return (float(2**62), -1)  # past the last session: an empty page
+
+    def _collect_grouped(
+        self,
+        stream: Stream,
+        hydrator: Hydrator,
+        limit: int,
+        after: tuple[float, int] | None,
+        around: int,
+    ) -> tuple[list[Hit], tuple[float, int] | None, bool]:
+        """Fill a page with sessions: each session's first candidate in the stream
+        that is not on an earlier page, hydrated; how many more it matches."""
+        start = 0 if after is None else int(after[0])
+        earlier = stream.before(start)
+        seen = set(sessions_of(self.catalog, [c[1] for c in earlier]).values())
+        shown: dict[SessionKey, Hit] = {}
+        last: tuple[float, int] | None = None
+        batch: list[tuple[int, Candidate]] = []
+        more = False
+
+        def take(batch: list[tuple[int, Candidate]]) -> bool:
+            """Hydrate the batch's new sessions; True once the page is full and another
+            session follows."""
+            nonlocal last
+            found = sessions_of(self.catalog, [c[1] for _, c in batch])
+            hydrator.prefetch([c[1] for _, c in batch if found.get(c[1]) not in seen])
+            for place, (_, address, score) in batch:
+                key = found.get(address)
+                if key is None or key in seen:
+                    continue
+                if len(shown) == limit:
+                    return True
+                hit = hydrator.hit(address, score, stream.query_plan.query, around)
+                if hit is None:
+                    continue  # changed underneath: a later hit may stand for its session
+                seen.add(key)
+                shown[key] = hit
+                last = (float(place + 1), -1)
+            return False
+
+        for at, candidate in stream.walk(start):
+            batch.append((at, candidate))
+            if len(batch) >= max(GROUP_BATCH, limit - len(shown) + 1):
+                if take(batch):
+                    more = True
+                    break
+                batch = []
+        else:
+            more = take(batch)
+        counts = session_counts(self.catalog, stream.query_plan, shown)
+        for key, hit in shown.items():
+            hit.more_hits = max(0, counts.get(key, 1) - 1)
+        return list(shown.values()), last, more
 
     def candidates(
         self, plan: Plan, after: tuple[float, int] | None, count: int

@@ -102,6 +102,8 @@ class HitPrinter:
         note = describe_progress(page.progress)
         if note:
             self.echo(note, err=True)
+        if page.relaxed:
+            self.echo("no message has all the words: these have some of them", err=True)
         groups: dict[str, list[Hit]] = {}
         for hit in page.hits:
             groups.setdefault(f"{hit.session_id}\0{hit.session_path}", []).append(hit)
@@ -128,6 +130,9 @@ class HitPrinter:
                 else (f"#{hit.message_index}")
             )
             self.echo(f"  {where} {label}: {self.mark(hit.snippet)}")
+            if hit.more_hits:
+                more = f"     +{counted(hit.more_hits, 'more hit')} in this session"
+                self.echo(click.style(more, dim=True) if self.color else more)
             for ctx in hit.around or ():
                 marker = ">" if ctx.hit else " "
                 text = " ".join(ctx.text.split())[:160]

@@ -109,6 +109,12 @@ def print_failed(failed: list[FailedSource], indent: str = "  failed: ") -> None
 @click.option("--page", type=int, help="Page N of these hits (1: the first).")
 @click.option("--cursor", help="nextCursor from a previous page.")
 @click.option("--around", type=int, default=0, help="Messages of context before and after.")
+@click.option(
+    "--no-group",
+    "no_group",
+    is_flag=True,
+    help="One hit per matching message part, not each session once by its best hit.",
+)
 @click.option("--wait", is_flag=True, help="Index the roots first, then search.")
 @refresh_option
 @color_option
@@ -123,6 +129,7 @@ def search(
     page: int | None,
     cursor: str | None,
     around: int,
+    no_group: bool,
     wait: bool,
     no_refresh: bool,
     color: str,
@@ -151,6 +158,7 @@ def search(
         page=page,
         around=around,
         sort=sort,
+        group=not no_group,
         **request_filters(options),
     )
     scoped = bool(roots)

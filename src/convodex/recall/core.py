@@ -121,7 +121,9 @@ def recall(service: HistoryService, prompt: Prompt, max_bytes: int) -> RecallBlo
     scopes: list[tuple[str, ...]] = [(here,)] if here else []
     scopes.append(())
     for projects in scopes:
-        request = SearchRequest(query=query, kinds=KINDS, limit=CANDIDATES, projects=projects)
+        request = SearchRequest(
+            query=query, kinds=KINDS, limit=CANDIDATES, projects=projects, group=False
+        )
         for hit in service.search(request).hits:
             if _excluded(hit, prompt) or hit.score / rarest < MIN_SALIENCE:
                 continue

@@ -602,3 +602,50 @@ def _words_pattern(tokens: tuple[str, ...]) -> re.Pattern[str]:
     """Whole ASCII tokens (runs of letters, digits and ``_``) equal to one of ``tokens``."""
     alternatives = "|".join(re.escape(t) for t in sorted(tokens, key=len, reverse=True))
     return re.compile(rf"(?<![A-Za-z0-9_])(?:{alternatives})(?![A-Za-z0-9_])", re.IGNORECASE)
+
+
+# -- the relaxed query -----------------------------------------------------------------
+
+# Words too common to find a conversation by: a relaxed query leaves them out (they
+# would match nearly every document and add nothing to the ranking but time).
+STOPWORDS = frozenset(
+    """a about above after again all also am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each few for
+    from further had has have having he her here hers him his how i if in into is it its
+    just me more most my no nor not now of off on once only or other our out over own same
+    she should so some such than that the their them then there these they this those
+    through to too under until up very was we were what when where which while who whom
+    why will with would you your""".split()
+)
+
+
+def relaxed(query: Query) -> Query | None:
+    """The query with every word optional (SPEC L19): its positive terms ORed, common
+    words left out, a CJK run as its bigrams, its negative terms still excluding; for a
+    search whose words all together find nothing. None when it would be the same query.
+    """
+    if isinstance(query.tree, Or):
+        return None  # any of its words already finds it
+    items = query.tree.items if isinstance(query.tree, And) else (query.tree,)
+    negatives = tuple(item for item in items if isinstance(item, Not))
+    terms: list[Node] = []
+    for item in items:
+        if isinstance(item, Not):
+            continue
+        if isinstance(item, Term) and item.kind == "phrase" and all(map(is_cjk_pair, item.tokens)):
+            terms.extend(Term((t,), "word") for t in item.tokens)
+        elif isinstance(item, Or):
+            terms.extend(item.items)
+        else:
+            terms.append(item)
+    kept = [
+        t
+        for t in terms
+        if not (isinstance(t, Term) and t.kind == "word" and t.tokens[0] in STOPWORDS)
+    ]
+    terms = list(dict.fromkeys(kept or terms))
+    loose: Node = terms[0] if len(terms) == 1 else Or(tuple(terms))
+    tree = And((loose, *negatives)) if negatives else loose
+    if _canonical(tree) == _canonical(query.tree):
+        return None
+    return Query(tree, query.qualifiers)

@@ -63,6 +63,7 @@ class Filters:
             sort=SORTS[self.sort],
             agents=() if agent is None else (agent,),
             projects=(self.project,) if self.project else (),
+            group=False,  # the picker lists every matching moment
         )
 
     def describe(self) -> str:

@@ -99,6 +99,7 @@ async def search(request: Request) -> Response:
         tools=params.getlist("tool"),
         roles=params.getlist("role"),
         sessions=params.getlist("session"),
+        group=params.get("group") not in ("0", "false"),
     )
     # At most one search per core at a time: more threads only trade the GIL back and
     # forth, which lowered throughput and raised every request's latency.

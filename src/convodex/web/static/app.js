@@ -638,6 +638,7 @@
     params.set("q", query);
     for (const kind of selectedKinds()) params.append("kind", kind);
     params.set("limit", String(PAGE_SIZE));
+    params.set("group", "0"); // the page lists every matching moment
     if (cursor) params.set("cursor", cursor);
     return `/search?${params}`;
   }
