@@ -243,7 +243,7 @@ class HistoryTool:
             raise QueryError("kinds must be a list of strings")
         if not kinds:
             raise QueryError("kinds must name at least one kind")
-        limit = _integer(args, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
+        limit = config.search_limit(args.get("limit"), DEFAULT_LIMIT)
         agent, project = _string(args, "agent"), _string(args, "project")
         request = SearchRequest(
             query=query,
