@@ -61,14 +61,7 @@ ALLOWED.update(
 )
 
 # Known exceptions: (importer part, imported part) -> why, and whose work removes it.
-KNOWN_IMPORTS: dict[tuple[str, str], str] = {
-    ("warm", "cli"): "the warm service answers a short command by running the CLI, which "
-    "imports warm/ (a cycle cli <-> warm): for the warm path's work (L20) to place",
-    ("web", "warm"): "serve starts the warm path's server beside it, and that runs the CLI "
-    "(a cycle web -> warm -> cli -> web): for the warm path's work (L20) to place",
-    ("mcp", "warm"): "the MCP server starts the warm path's server beside it, and that runs "
-    "the CLI (a cycle mcp -> warm -> cli -> mcp): for the warm path's work (L20) to place",
-}
+KNOWN_IMPORTS: dict[tuple[str, str], str] = {}
 # Module cycles still there: the modules of the cycle -> why, and whose work removes it.
 KNOWN_CYCLES: dict[frozenset[str], str] = {
     frozenset({"convodex.catalog.freshness", "convodex.catalog.indexer"}): "freshness <-> "
