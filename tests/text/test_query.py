@@ -84,6 +84,31 @@ def test_malformed_queries_are_one_clear_error(text: str, message: str) -> None:
         parse(text)
 
 
+def words(*tokens: str) -> And:
+    return And(tuple(Term((t,), "word") for t in tokens))
+
+
+def test_pasted_messages_and_command_options_are_words() -> None:
+    """What people paste (an error line, a command) searches for its words: an unknown
+    ``name:`` before a space is a word, and ``--long`` or ``-la`` are options, not
+    negations; ``-staging`` still negates, a known or joined qualifier still errs."""
+    assert parse("error: patch did not apply").tree == words(
+        "error", "patch", "did", "not", "apply"
+    )
+    assert parse("ls: /nope: No such file").tree == words("ls", "nope", "no", "such", "file")
+    assert parse("ls -la /tmp").tree == words("ls", "la", "tmp")
+    assert parse("aider --no-git").tree == words("aider", "no", "git")
+    assert parse("grep -rn x -F").tree == words("grep", "rn", "x", "f")
+    assert parse("deploy -staging").tree == And(
+        (Term(("deploy",), "word"), Not(Term(("staging",), "word")))
+    )
+    assert parse("ls -la").qualifiers == {}
+    with pytest.raises(QueryError, match="unknown qualifier 'colour:'"):
+        parse("error: colour:red")
+    with pytest.raises(QueryError, match="agent: needs a value"):
+        parse("error: agent: x")
+
+
 def test_matching_follows_the_tree() -> None:
     text = "We wrote the rollback plan before the deploy to staging."
     assert first_match(parse('"rollback plan"'), text) == (13, 26)

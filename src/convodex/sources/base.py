@@ -373,12 +373,18 @@ def messages_at(
         yield message
 
 
+def read_at(handle: BinaryIO, offset: int, length: int) -> bytes | None:
+    """The bytes of one record of an open source, or ``None`` when the file no longer
+    holds them all (it shrank since they were indexed)."""
+    handle.seek(offset)
+    raw = handle.read(length)
+    return raw if len(raw) == length else None
+
+
 def read_span(path: Path, offset: int, length: int) -> bytes | None:
     """The bytes of one record, or ``None`` when the file no longer holds them all."""
     with open_source(path) as handle:
-        handle.seek(offset)
-        raw = handle.read(length)
-    return raw if len(raw) == length else None
+        return read_at(handle, offset, length)
 
 
 def load_message(

@@ -42,6 +42,7 @@ from convodex.sources.base import (
     SourceMessage,
     Support,
     messages_at,
+    read_at,
 )
 from convodex.sources.claude_code import parse_time
 from convodex.sources.content import Parts, ToolUses, block_text
@@ -214,9 +215,8 @@ def _message(
 def _load(
     handle: BinaryIO, offset: int, length: int, index: int, names: dict[str, str] | None = None
 ) -> SourceMessage | None:
-    handle.seek(offset)
-    raw = handle.read(length)
-    if len(raw) != length:
+    raw = read_at(handle, offset, length)
+    if raw is None:
         return None
     try:
         return _message(_decode_message(raw), offset, length, index, names)

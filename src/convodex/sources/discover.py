@@ -36,6 +36,7 @@ import msgspec
 
 from convodex.sources import (
     aider,
+    amp,
     chat_export,
     claude_code,
     cline,
@@ -81,6 +82,7 @@ _JSON_HINTS = (
     (re.compile(rb'"(?:mapping|chat_messages)"\s*:'), chat_export.NAME),
     (re.compile(rb'"(?:projectHash|history)"\s*:'), gemini.NAME),
     (re.compile(rb'"requests"\s*:\s*\['), copilot_vscode.NAME),
+    (re.compile(rb'"messageId"\s*:\s*\d'), amp.NAME),  # Amp numbers its messages
 )
 COPILOT_EVENT_KINDS = frozenset({"session", "user", "assistant", "tool", "hook", "subagent"})
 # The error class of a source that is a symbolic link out of its root (not followed).

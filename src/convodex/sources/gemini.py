@@ -32,6 +32,7 @@ from convodex.sources.base import (
     Support,
     load_message,
     messages_at,
+    read_at,
 )
 from convodex.sources.claude_code import parse_time
 from convodex.sources.jsonl import decoded_lines
@@ -150,9 +151,8 @@ def documents(msg: _Message) -> tuple[str, list[Document]]:
 
 
 def _load(handle: BinaryIO, offset: int, length: int, index: int) -> SourceMessage | None:
-    handle.seek(offset)
-    raw = handle.read(length)
-    if len(raw) != length:
+    raw = read_at(handle, offset, length)
+    if raw is None:
         return None
     try:
         msg = _decode_message(raw)

@@ -41,6 +41,7 @@ MODULES = {
     "openclaw": "forks",
     "mistral_vibe": "vibe",
     "grok": "grok",
+    "amp": "amp",
 }
 
 

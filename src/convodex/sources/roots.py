@@ -101,6 +101,7 @@ def agent_roots() -> list[tuple[Path, str]]:
         (home / ".iflow" / "projects", "iflow"),
         (Path(os.environ.get("VIBE_HOME") or home / ".vibe") / "logs" / "session", "mistral_vibe"),
         (home / ".grok" / "sessions", "grok"),
+        (xdg_data / "amp" / "threads", "amp"),
     ]
     openclaw = os.environ.get("OPENCLAW_STATE_DIR")
     claws = [Path(openclaw)] if openclaw else []

@@ -75,6 +75,10 @@ class Query(msgspec.Struct, frozen=True):
 # -- lexing ----------------------------------------------------------------------------
 
 _QUALIFIER = re.compile(r"([A-Za-z_]+):(?![/:\\])")
+# A command-line option, searched as a word rather than negated: ``--long`` (two
+# dashes), or a cluster of one or two letters (``-la``, ``-rn``, ``-F``); ``-staging``
+# is still a negation.
+_OPTION = re.compile(r"--[^\s()\"]|-[A-Za-z]{1,2}(?=[\s()\"]|$)")
 
 
 class _Lexeme(msgspec.Struct):
@@ -94,6 +98,13 @@ def _lex(text: str) -> list[_Lexeme]:
             continue
         negated = False
         if ch == "-" and i + 1 < n and not text[i + 1].isspace():
+            if _OPTION.match(text, i):
+                end = i
+                while end < n and not text[end].isspace() and text[end] not in '()"':
+                    end += 1
+                out.append(_Lexeme("word", text[i:end]))  # ``ls -la``, ``aider --no-git``
+                i = end
+                continue
             negated = True
             i += 1
             ch = text[i]
@@ -116,6 +127,11 @@ def _lex(text: str) -> list[_Lexeme]:
         if qualifier is not None and i + len(qualifier.group(0)) < n:
             name = qualifier.group(1).lower()
             j = qualifier.end()
+            if name not in QUALIFIERS and text[j].isspace():
+                # ``error: patch did not apply``: a pasted message, not a qualifier.
+                out.append(_Lexeme("word", qualifier.group(1), negated))
+                i = j
+                continue
             if text[j] == '"':
                 end = text.find('"', j + 1)
                 if end < 0:
