@@ -142,8 +142,7 @@ def redact(text: str) -> str:
     spans are merged and each merged run becomes one mask. Masking pass by pass let a
     later pattern see an earlier mask as part of a value (``GITHUB_TOKEN=ghp_…`` became
     ``GITHUB_TOKEN=[redacted]]``). Each pattern looks only where the literals its
-    matches need are: the same spans as :func:`redact_full_scan`, at a fraction of
-    the cost.
+    matches need are: the same spans, at a fraction of the cost.
     """
     if not text:
         return text
@@ -163,33 +162,10 @@ def redact(text: str) -> str:
         spans.extend(m.span(2) for m in _URL_PASSWORD.finditer(text))
     if "=" in text or ":" in text:
         places = None if folded is None else _places(folded, _NAME_PARTS)
-        spans.extend(_assignment_spans(_assignments(text, places)))
-    return _masked(text, spans)
-
-
-def redact_full_scan(text: str) -> str:
-    """What :func:`redact` returns, from every pattern scanned over the whole text:
-    the reference its tests compare with and its benchmark's baseline."""
-    spans = [m.span() for m in _PRIVATE_KEY.finditer(text)]
-    spans += [m.span() for m in _TOKEN_SHAPES.finditer(text)]
-    spans += [m.span(3) for m in _AUTH_HEADER.finditer(text)]
-    spans += [m.span(2) for m in _URL_PASSWORD.finditer(text)]
-    spans += _assignment_spans(_ASSIGNMENT.finditer(text))
-    return _masked(text, spans)
-
-
-def _assignment_spans(matches: Iterator[re.Match[str]]) -> list[tuple[int, int]]:
-    """The values of secret-named assignments, but for ones that are plainly not
-    secrets (numbers, booleans, a mask already there)."""
-    spans = []
-    for match in matches:
-        group = next(g for g in ("dq", "sq", "bare") if match[g] is not None)
-        if not _NOT_SECRET.fullmatch(match[group]):
-            spans.append(match.span(group))
-    return spans
-
-
-def _masked(text: str, spans: list[tuple[int, int]]) -> str:
+        for match in _assignments(text, places):
+            group = next(g for g in ("dq", "sq", "bare") if match[g] is not None)
+            if not _NOT_SECRET.fullmatch(match[group]):
+                spans.append(match.span(group))
     if not spans:
         return text
     out: list[str] = []

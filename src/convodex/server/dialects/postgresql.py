@@ -32,6 +32,10 @@ LOCK_TIMEOUT_MS = 5000
 MAX_POSITION = 16383
 
 
+#: ``':N`` for every position, to close a quoted lexeme and give its place
+_POSITIONS = [f"':{n}" for n in range(1, MAX_POSITION + 1)]
+
+
 def _lexeme(token: str) -> str:
     """One token as a quoted tsvector/tsquery lexeme (no normalization applied)."""
     if "'" in token or "\\" in token:
@@ -102,12 +106,13 @@ class PostgresDialect(Dialect):
         if tokens is None:
             return None
         # Positions stop at 16383 (PostgreSQL's largest); a lexeme is at most 2 KB.
-        # Each lexeme once with all its positions: the tsvector PostgreSQL builds from
-        # one entry per position, for a shorter text it parses faster.
-        places: dict[str, list[str]] = {}
-        for n, token in enumerate(tokens[:MAX_POSITION], 1):
-            places.setdefault(token[:500], []).append(str(n))
-        return " ".join(f"{_lexeme(t)}:{','.join(p)}" for t, p in places.items())
+        kept = tokens[:MAX_POSITION]
+        joined = "".join(kept)
+        if not kept or "'" in joined or "\\" in joined or max(map(len, kept)) > 500:
+            return " ".join(f"{_lexeme(t[:500])}:{n}" for n, t in enumerate(kept, 1))
+        # The common case, with nothing to escape or cut: the same text, built at C speed
+        # (what a sync spends most of its time on the hub's side).
+        return "'" + " '".join(map(str.__add__, kept, _POSITIONS))
 
     def ranked_expression(self, tree: Node) -> str:
         return tsquery(tree)
