@@ -63,12 +63,7 @@ ALLOWED.update(
 # Known exceptions: (importer part, imported part) -> why, and whose work removes it.
 KNOWN_IMPORTS: dict[tuple[str, str], str] = {}
 # Module cycles still there: the modules of the cycle -> why, and whose work removes it.
-KNOWN_CYCLES: dict[frozenset[str], str] = {
-    frozenset({"convodex.catalog.freshness", "convodex.catalog.indexer"}): "freshness <-> "
-    "indexer: came with the freshness check (issue 24), for its owner to remove",
-    frozenset({"convodex.sessions.page", "convodex.sessions.render"}): "page <-> render: came "
-    "with the HTML export's Markdown (issue 24), for its owner to remove",
-}
+KNOWN_CYCLES: dict[frozenset[str], str] = {}
 # Modules still over MAX_LINES: path under src/convodex -> why, and whose work splits it.
 KNOWN_LONG: dict[str, str] = {}
 
