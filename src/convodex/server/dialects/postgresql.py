@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 import psycopg
+from psycopg import sql
 from psycopg.errors import LockNotAvailable, TransactionRollback, UniqueViolation
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from convodex.server.db import (
     EPOCH,
+    Cursor,
     Database,
     DatabaseUnavailable,
     Dialect,
+    Row,
     Tx,
     now_micros,
 )
@@ -102,6 +105,19 @@ class PostgresDialect(Dialect):
 
     def ranked_expression(self, tree: Node) -> str:
         return tsquery(tree)
+
+    def insert_rows(
+        self, cursor: Cursor, table: str, columns: Sequence[str], rows: Sequence[Row]
+    ) -> None:
+        # COPY streams the rows in one statement: several times faster than a batch
+        # of INSERTs for a synced session's thousands of entries. Values go as text,
+        # so the tokens column parses tokens_param's tsvector text without a cast.
+        statement = sql.SQL("COPY {} ({}) FROM STDIN").format(
+            sql.Identifier(table), sql.SQL(", ").join(map(sql.Identifier, columns))
+        )
+        with cast("psycopg.Cursor[Any]", cursor).copy(statement) as copy:
+            for row in rows:
+                copy.write_row(row)
 
     def raw_match(self, column: str, group: LikeGroup) -> tuple[str, list[object]]:
         # Under the C collation lower() folds ASCII letters only (ILIKE would fold the
