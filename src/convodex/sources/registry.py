@@ -42,6 +42,8 @@ MODULES = {
     "mistral_vibe": "vibe",
     "grok": "grok",
     "amp": "amp",
+    "kimi": "kimi",
+    "antigravity": "antigravity",
 }
 
 
