@@ -274,7 +274,7 @@ def test_home_and_user_name_in_paths() -> None:
 def _reference(text: str) -> str:
     """Every pattern scanned over the whole text: what the literal look-ups must equal."""
     from convodex.text import redact as r
-    from convodex.text.query import merge_spans
+    from convodex.text.matches import merge_spans
 
     spans = [m.span() for m in r._PRIVATE_KEY.finditer(text)]
     spans += [m.span() for m in r._TOKEN_SHAPES.finditer(text)]

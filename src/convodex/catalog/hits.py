@@ -25,7 +25,8 @@ from convodex.errors import NotFound, QueryError
 from convodex.models import ContextMessage, Hit
 from convodex.sqlite import bound_runs, marks, sqlite3
 from convodex.text.agents import agent_label
-from convodex.text.query import Query, first_match, snippet_spans
+from convodex.text.matches import first_match, snippet_spans
+from convodex.text.query import Query
 from convodex.text.snippet import head, window
 from convodex.text.titles import first_message_title, own_title
 

@@ -25,8 +25,8 @@ from convodex.catalog.commits import (
     retime_untimed,
 )
 from convodex.catalog.db import Catalog
-from convodex.catalog.freshness import record_listing, verify_signatures
 from convodex.catalog.speed.wing import Wing
+from convodex.catalog.stamps import record_listing, verify_signatures
 from convodex.models import IndexStats
 from convodex.sources.base import Budget
 from convodex.sources.discover import Discovered, describe, discover_file, scan

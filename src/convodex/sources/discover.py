@@ -37,6 +37,7 @@ import msgspec
 from convodex.sources import (
     aider,
     amp,
+    antigravity,
     chat_export,
     claude_code,
     cline,
@@ -49,6 +50,7 @@ from convodex.sources import (
     forks,
     gemini,
     jsonspan,
+    kimi,
     pi,
     qwen,
     session_log,
@@ -113,6 +115,8 @@ class _Sniff(msgspec.Struct):
     kind: Any = None  # VS Code's operation log
     v: msgspec.Raw = msgspec.Raw()
     payload: Any = None  # a Codex session_meta's: a fork names its provider (TRAE)
+    protocol_version: Any = None  # Kimi Code's wire header
+    step_index: Any = None  # Antigravity's steps
 
 
 @dataclass(frozen=True, slots=True)
@@ -278,6 +282,10 @@ def _sniff_agent(rec: _Sniff) -> str | None:
         return forks.IFLOW if rec.uuid else None  # Claude Code's records, iFlow's ids
     if rec.uuid or rec.parentUuid:
         return claude_code.NAME
+    if rec.step_index is not None and rec.type:
+        return antigravity.NAME  # an Antigravity step log: numbered steps
+    if rec.type == "metadata" and rec.protocol_version is not None:
+        return kimi.NAME  # a Kimi Code wire log opens with its protocol
     if rec.type in droid.STREAM_TYPES and (rec.session_id or rec.sessionId):
         return droid.NAME  # `droid exec` stream-json: keyed by session, no tree
     if rec.type == "session" and (

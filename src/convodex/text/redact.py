@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from convodex.text.query import merge_spans
+from convodex.text.matches import merge_spans
 
 MASK = "[redacted]"
 USER_MASK = "[user]"

@@ -152,7 +152,7 @@ EXPORT_TYPES = {
 async def export(request: Request) -> Response:
     """One session as a self-contained document (L15), offered as a download."""
     from convodex.catalog.transcript import redact_document
-    from convodex.sessions.render import export as render_export
+    from convodex.sessions.export import export as render_export
 
     service = _service(request)
     fmt = request.query_params.get("format") or "markdown"
