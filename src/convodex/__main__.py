@@ -1,3 +1,20 @@
-from convodex.warm.client import main
+"""The console script and ``python -m convodex``: a short command asks a running
+service first (``warm/client.py``, the standard library only); everything else, and
+every fallback, runs the click CLI in this process."""
 
-main()
+import sys
+
+
+def main() -> None:
+    from convodex.warm.client import answer
+
+    code = answer(sys.argv[1:])
+    if code is not None:
+        raise SystemExit(code)
+    from convodex.cli.main import main as cli
+
+    cli()
+
+
+if __name__ == "__main__":
+    main()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import msgspec
 
-from convodex.errors import ConfigError
+from convodex.errors import ConfigError, QueryError
 
 APP = "convodex"
 
@@ -106,10 +106,35 @@ SERVICE_IDLE_SECONDS = Setting(
     unit="seconds",
 )
 
-DEFAULT_SEARCH_LIMIT = 50  # L4: a page of hits for people (CLI, HTTP, web page)
+# A search's page size (L4), declared once. Local history (the catalog, the CLI, its HTTP
+# and MCP) refuses one out of range (``search_limit``); the team server keeps its own
+# contract (S3: no hits for ``limit <= 0``) with the same numbers (``server_search_limit``).
+DEFAULT_SEARCH_LIMIT = 50  # a page of hits for people (CLI, HTTP, web page)
 MAX_SEARCH_LIMIT = 200
 # The agent tool's default page: hits go into a model's context, so fewer by default.
 AGENT_SEARCH_LIMIT = 20
+
+
+def search_limit(limit: int | None, default: int = DEFAULT_SEARCH_LIMIT) -> int:
+    """A search's page size: ``default`` when none is given; one outside 1 …
+    ``MAX_SEARCH_LIMIT`` is refused with one line that names the range, never clamped
+    (who asks for 500 hits is told so, not silently given 200)."""
+    if limit is None:
+        return default
+    if isinstance(limit, bool) or not isinstance(limit, int):
+        raise QueryError("limit must be an integer")
+    if not 1 <= limit <= MAX_SEARCH_LIMIT:
+        raise QueryError(f"limit must be between 1 and {MAX_SEARCH_LIMIT}")
+    return limit
+
+
+def server_search_limit(limit: int) -> int:
+    """The team server's page size over HTTP (``/brain/search``): its contract (SPEC S3)
+    answers ``limit <= 0`` with no hits, so there it is kept (0), and a larger page than
+    ``MAX_SEARCH_LIMIT`` is cut to it; the numbers are the local ones."""
+    return max(0, min(limit, MAX_SEARCH_LIMIT))
+
+
 MAX_AROUND = 10
 
 

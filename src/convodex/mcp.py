@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final
 
@@ -259,7 +259,7 @@ class HistoryTool:
             raise QueryError("kinds must be a list of strings")
         if not kinds:
             raise QueryError("kinds must name at least one kind")
-        limit = _integer(args, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
+        limit = config.search_limit(args.get("limit"), DEFAULT_LIMIT)
         agent, project = _string(args, "agent"), _string(args, "project")
         request = SearchRequest(
             query=query,
@@ -550,8 +550,10 @@ def serve_stdio(
     index: bool = True,
     follow_symlinks: bool = False,
     redact: bool = True,
+    beside: Callable[[HistoryService], Callable[[], None]] | None = None,
 ) -> None:
-    """Serve until the client closes stdin. ``scoped`` limits searches to ``roots``.
+    """Serve until the client closes stdin. ``scoped`` limits searches to ``roots``;
+    ``beside`` starts what serves beside it (the CLI's warm service) and returns its stop.
 
     With ``index``, the process-local scheduler keeps the catalog current (a first
     scan, then periodic rescans), so calls never wait for a scan.
@@ -563,11 +565,9 @@ def serve_stdio(
         if index:
             service.start()
         # Short commands of the same user and catalog ask this process (SPEC L20).
-        from convodex.warm.server import start_beside
-
-        warm = start_beside(service) if index else None
+        stop_beside = beside(service) if index and beside is not None else None
         try:
             anyio.run(_serve, HistoryTool(service, redact))
         finally:
-            if warm is not None:
-                warm.close()
+            if stop_beside is not None:
+                stop_beside()

@@ -10,9 +10,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from convodex.errors import QueryError
+from convodex.text import matches as matches_module
 from convodex.text import query as query_module
 from convodex.text.dates import parse_time
-from convodex.text.query import And, Not, Or, Term, first_match, highlights, parse
+from convodex.text.matches import first_match, highlights
+from convodex.text.query import And, Not, Or, Term, parse
 
 
 def test_words_are_all_required_and_cjk_runs_are_phrases() -> None:
@@ -136,7 +138,7 @@ def test_highlights_mark_every_positive_term() -> None:
 def test_the_ascii_snippet_matcher_agrees_with_the_tokenizer(text: str, words: list[str]) -> None:
     """The regex fast path finds exactly what walking the tokens finds."""
     q = parse(" ".join(words))
-    spans = query_module._eval(q.tree, query_module._Doc(text), True)
+    spans = matches_module._eval(q.tree, matches_module._Doc(text), True)
     assert first_match(q, text) == (spans[0] if spans else None)
 
 
@@ -151,16 +153,17 @@ def test_searched_spans_agree_with_the_tokens(text: str, query: str) -> None:
     term = parse(query).tree
     assert isinstance(term, Term)
     for positions in (True, False):
-        searched = query_module._searched_spans(term, text, positions)
+        searched = matches_module._searched_spans(term, text, positions)
         if searched is not None:
-            assert searched == query_module._token_spans(term, query_module._Doc(text), positions)
+            doc = matches_module._Doc(text)
+            assert searched == matches_module._token_spans(term, doc, positions)
 
 
 def test_searched_spans_are_taken_where_they_hold() -> None:
     def searched(query: str, text: str, positions: bool = True) -> list[tuple[int, int]] | None:
         term = parse(query).tree
         assert isinstance(term, Term)
-        return query_module._searched_spans(term, text, positions)
+        return matches_module._searched_spans(term, text, positions)
 
     assert searched("迁移", "x 迁移迁移") == [(2, 4), (4, 6)]
     assert searched('"ab ab"', "ab ab ab") == [(0, 5), (3, 8)]

@@ -269,3 +269,41 @@ def test_home_and_user_name_in_paths() -> None:
         "/tmp/[user]/x; alice said hi; /home/alicebob/y"
     )
     assert redact_paths("/home/alice", home, user) == "~"
+
+
+def _reference(text: str) -> str:
+    """Every pattern scanned over the whole text: what the literal look-ups must equal."""
+    from convodex.text import redact as r
+    from convodex.text.matches import merge_spans
+
+    spans = [m.span() for m in r._PRIVATE_KEY.finditer(text)]
+    spans += [m.span() for m in r._TOKEN_SHAPES.finditer(text)]
+    spans += [m.span(3) for m in r._AUTH_HEADER.finditer(text)]
+    spans += [m.span(2) for m in r._URL_PASSWORD.finditer(text)]
+    for match in r._ASSIGNMENT.finditer(text):
+        group = next(g for g in ("dq", "sq", "bare") if match[g] is not None)
+        if not r._NOT_SECRET.fullmatch(match[group]):
+            spans.append(match.span(group))
+    out, at = [], 0
+    for start, end in merge_spans(spans):
+        out += [text[at:start], MASK]
+        at = end
+    return "".join(out) + text[at:]
+
+
+def test_looking_only_where_the_literals_are_finds_every_span() -> None:
+    """Random texts of secret-shaped pieces, case variants and the characters (?i) folds
+    to ASCII (ſ, K, İ, ı): the redaction equals a full scan of every pattern."""
+    import random
+
+    pieces = [
+        "api_key", "API-KEY", "apikey", "my.secret", "Client_Secret", "PASSWORD", "passwd",
+        "pwd", "auth_token", "ToKeN", "credentials", "monkey", "keys", "ſecret", "\u212aey",
+        "İ", "ı", "=", ": ", '"', "'", " ", "\n", "-", ".", "_", "hunter2", "true", "42",
+        "[redacted]", "Bearer ", "basic\t", "abcdefghijkl0123", "https://u:pw@h/",
+        "x://a:b@c", PLANTED["github"], PLANTED["jwt"], "sk-", "é", "部署", ";", "}",
+    ]  # fmt: skip
+    rng = random.Random(29)
+    for _ in range(4000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 14)))
+        assert redact(text) == _reference(text), text

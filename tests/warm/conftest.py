@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from convodex.catalog.service import Background, HistoryService
+from convodex.cli.warm import host
 from convodex.warm.server import WarmServer
 from helpers import write_session
 
@@ -51,7 +52,7 @@ def history(root: Path, cache_dir: Path, runtime: Path) -> Iterator[HistoryServi
 
 @pytest.fixture
 def warm(history: HistoryService) -> Iterator[WarmServer]:
-    server = WarmServer(history)
+    server = WarmServer(history, host())
     yield server
     server.close()
 

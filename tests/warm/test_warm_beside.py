@@ -15,6 +15,7 @@ from starlette.testclient import TestClient
 
 from convodex.catalog.plan import SearchRequest
 from convodex.catalog.service import HistoryService
+from convodex.cli.warm import beside
 from convodex.models import SearchPage
 from convodex.warm import client
 from convodex.warm.daemon import status
@@ -28,7 +29,7 @@ def test_the_web_apps_service_answers_short_commands(
     request = SearchRequest(query="keys")
     assert client.call(cache_dir, "search", request, SearchPage) is None
     fresh = HistoryService.open(cache_dir, history.roots)
-    with TestClient(create_app(fresh, watch=False)):
+    with TestClient(create_app(fresh, watch=False, beside=beside)):
         page = client.call(cache_dir, "search", request, SearchPage)
         assert page is not None and page.hits
     assert client.call(cache_dir, "search", request, SearchPage) is None  # gone with it

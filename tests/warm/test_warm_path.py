@@ -12,6 +12,7 @@ import pytest
 
 from convodex.catalog.plan import SearchRequest
 from convodex.catalog.service import HistoryService
+from convodex.cli.warm import host
 from convodex.models import SearchPage, encode
 from convodex.warm import address, client
 from convodex.warm.server import AlreadyServing, WarmServer
@@ -116,7 +117,7 @@ def test_a_command_the_service_cannot_answer_alike_runs_in_process(
 def test_a_service_of_another_version_is_never_used(
     history: HistoryService, cache_dir: Path
 ) -> None:
-    server = WarmServer(history, version="0.0.0+another-build")
+    server = WarmServer(history, host(), version="0.0.0+another-build")
     try:
         through, local = both(cache_dir, "search", "keys", "--json")
         assert through == local and through[0] == 0
@@ -153,7 +154,7 @@ def test_a_service_that_answers_another_user_is_refused(
 ) -> None:
     """The service checks its peer's user (SO_PEERCRED): one that serves someone else
     says nothing to this user, whose command then runs in-process."""
-    server = WarmServer(history, uid=os.getuid() + 1)
+    server = WarmServer(history, host(), uid=os.getuid() + 1)
     try:
         assert client.call(cache_dir, "search", SearchRequest(query="keys"), SearchPage) is None
         through, local = both(cache_dir, "search", "keys", "--json")
@@ -182,11 +183,11 @@ def test_a_stale_socket_is_replaced_and_a_live_one_kept(
     dead.bind(path)
     dead.close()  # its file stays; nobody listens
     assert client.call(cache_dir, "search", SearchRequest(query="keys"), SearchPage) is None
-    server = WarmServer(history)
+    server = WarmServer(history, host())
     try:
         assert client.call(cache_dir, "search", SearchRequest(query="keys"), SearchPage)
         with pytest.raises(AlreadyServing):
-            WarmServer(history)
+            WarmServer(history, host())
         assert client.call(cache_dir, "search", SearchRequest(query="keys"), SearchPage)
     finally:
         server.close()

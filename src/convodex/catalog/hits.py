@@ -25,15 +25,16 @@ from convodex.errors import NotFound, QueryError
 from convodex.models import ContextMessage, Hit
 from convodex.sqlite import bound_runs, marks, sqlite3
 from convodex.text.agents import agent_label
-from convodex.text.query import Query, first_match, snippet_spans
-from convodex.text.snippet import collapse_whitespace, head, window
+from convodex.text.matches import first_match, snippet_spans
+from convodex.text.query import Query
+from convodex.text.snippet import head, window
+from convodex.text.titles import first_message_title, own_title
 
 if TYPE_CHECKING:
     from convodex.sources.base import SourceMessage
 
 SNIPPET_RADIUS = 80
 CONTEXT_CHARS = 400
-TITLE_CHARS = 80
 
 
 class RuntimeState(msgspec.Struct, frozen=True):
@@ -239,7 +240,7 @@ class Hydrator:
     def title(self, src: SourceRow, message: SourceMessage) -> str | None:
         """The format's own title, else the first user message, else None (L14)."""
         if message.session_id:  # a conversation inside a file of many
-            return message.title or None
+            return own_title(message.title)
         return self.session_title(src)
 
     def session_title(self, src: SourceRow) -> str | None:
@@ -255,9 +256,9 @@ class Hydrator:
 
     def _read_title(self, src: SourceRow) -> str | None:
         if src.size is not None and src.mtime_ns is not None:
-            title = self._own_title(src)
+            title = own_title(self._own_title(src))
             if title:
-                return collapse_whitespace(title) or None
+                return title
         if src.title_index is None:
             return None
         return title_from(self.load(src, src.title_index))
@@ -326,9 +327,8 @@ def snippet(query: Query, text: str, first: tuple[int, int]) -> str:
 
 
 def title_from(first_user: SourceMessage | None) -> str | None:
-    """A session's fallback title: its first user message, collapsed, ≤ 80 characters."""
-    text = "" if first_user is None else first_user.text()
-    return head(text, TITLE_CHARS) or None
+    """A session's fallback title: its first message with user text (``text.titles``)."""
+    return None if first_user is None else first_message_title(first_user.documents)
 
 
 def first_user_title(catalog: Catalog, source_id: int) -> str | None:

@@ -32,6 +32,7 @@ from convodex.catalog.search import RuntimeState
 from convodex.models import Tree, TreeRow
 from convodex.sources.base import Budget, ReadResult, open_source
 from convodex.sources.discover import FORMATS
+from convodex.text.titles import has_user_text, own_title
 
 CACHE_FORMAT = 2
 HEAD_BYTES = 4096
@@ -81,12 +82,12 @@ def summarize(path: str, fmt: str) -> Summary:
     result = ReadResult(0, 0)
     first: int | None = None
     last: int | None = None
-    title = info.title
+    title = own_title(info.title)
     for message in reader.read(Path(path), result, Budget.from_env()):
         if message.created_at is not None:
             first = message.created_at if first is None else min(first, message.created_at)
             last = message.created_at if last is None else max(last, message.created_at)
-        if title is None and any(d.kind == "user_text" for d in message.documents):
+        if title is None and has_user_text(message.documents):
             title = title_from(message)  # no title of its own: its first user message (L14)
     return Summary(
         title,
@@ -102,7 +103,7 @@ def _native_summary(
     catalog: Catalog, source_id: int, path: str, count: int, last: int | None
 ) -> Summary:
     info = FORMATS["session_log"].info(Path(path))
-    title = info.title or first_user_title(catalog, source_id)
+    title = own_title(info.title) or first_user_title(catalog, source_id)
     return Summary(title, info.workspace_root, count, info.created_at, last, info.parent_id)
 
 

@@ -15,11 +15,12 @@ from typing import Any
 
 import msgspec
 
+from convodex import config
 from convodex.catalog.db import Catalog
 from convodex.catalog.hits import Hydrator, RuntimeState
 from convodex.catalog.plan import SearchRequest, filters, plan_key
 from convodex.catalog.rowids import TABLES
-from convodex.catalog.search import progress, root_ids_for, validate_limit
+from convodex.catalog.search import progress, root_ids_for
 from convodex.errors import QueryError
 from convodex.models import RecentPage, RecentSession, SearchPage
 from convodex.text.agents import agent_label
@@ -55,7 +56,7 @@ def recent(catalog: Catalog, request: SearchRequest, runtime: RuntimeState) -> R
     given = browse_qualifiers(request.query)
     if given is None:
         raise QueryError("a listing takes filters only (agent:, project:, since: …), no words")
-    limit = validate_limit(request.limit)
+    limit = config.search_limit(request.limit)
     found = filters(catalog, request, given)
     where, params = list(found.where), list(found.params)
     if not request.include_subagents:

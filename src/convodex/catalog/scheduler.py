@@ -1,6 +1,8 @@
 """The process-local background scheduler (SPEC L9, L5 freshness).
 
-One worker thread owns index rebuilds and listing-metadata work for this process.
+The one owner of a process's background work: one worker thread owns index rebuilds
+and listing-metadata work, and the file watcher (``watcher``) it starts and stops
+feeds it hints.
 Work is per source and coalesced by path. Interactive reads preempt it at batch
 boundaries and it resumes afterwards; listing refreshes only defer new work. A scan
 keeps its generation across yields, and only a completed scan removes the rows of
@@ -24,6 +26,7 @@ from convodex.catalog.db import Catalog, is_corruption
 from convodex.catalog.indexer import Indexer
 from convodex.catalog.search import progress
 from convodex.catalog.speed.wing import Wing
+from convodex.catalog.watcher import Watcher
 from convodex.hints import HintQueue
 from convodex.models import Event
 from convodex.sources.base import Budget
@@ -50,6 +53,8 @@ class Scheduler:
         self.roots = roots
         self.hints = hints if hints is not None else HintQueue()
         self.indexer = Indexer(catalog, budget, follow_symlinks=follow_symlinks, speed=speed)
+        self.follow_symlinks = follow_symlinks
+        self.watcher: Watcher | None = None
         self.rescan_seconds = rescan_seconds
         self.listeners: list[Callable[[Event], None]] = []
         self.scans_completed = 0
@@ -69,14 +74,19 @@ class Scheduler:
 
     # -- control ------------------------------------------------------------------
 
-    def start(self, scan: bool = True) -> Scheduler:
+    def start(self, scan: bool = True, watch: bool = False) -> Scheduler:
+        """Run: a first scan (``scan``), and the file watcher's hints (``watch``)."""
         if scan:
             self._scan_requested.set()
             self._wake.set()
         self._thread.start()
+        if watch:
+            self.watcher = Watcher(self, self.follow_symlinks).start()
         return self
 
     def stop(self) -> None:
+        if self.watcher is not None:
+            self.watcher.stop()
         self._stop.set()
         self._gate.set()
         self._wake.set()

@@ -134,14 +134,6 @@ def decode_cursor(cursor: str) -> tuple[int, str, tuple[float, int]]:
         raise QueryError("invalid cursor") from exc
 
 
-def validate_limit(limit: int | None) -> int:
-    if limit is None:
-        return config.DEFAULT_SEARCH_LIMIT
-    if limit < 1 or limit > config.MAX_SEARCH_LIMIT:
-        raise QueryError(f"limit must be between 1 and {config.MAX_SEARCH_LIMIT}")
-    return limit
-
-
 class Searcher:
     """Runs searches against one catalog connection, with the accelerators of ``speed``
     (none unless given: the core alone answers the same)."""
@@ -162,7 +154,7 @@ class Searcher:
 
     def search(self, request: SearchRequest) -> SearchPage:
         plan = make_plan(self.catalog, request)
-        limit = validate_limit(request.limit)
+        limit = config.search_limit(request.limit)
         if request.around < 0 or request.around > config.MAX_AROUND:
             raise QueryError(f"around must be between 0 and {config.MAX_AROUND}")
         root_ids = root_ids_for(self.catalog, request.roots)

@@ -62,6 +62,7 @@ if TYPE_CHECKING:
 # A rebuild refreshes listing summaries at most this often (the tree's own progress).
 LISTING_REFRESH_SECONDS = 1.0
 T = TypeVar("T")
+_NOT_WATCHING = threading.Event()  # a service without a file watcher: never set
 
 
 def _warn(message: str, *args: object) -> None:
@@ -114,9 +115,6 @@ class HistoryService:
         self.scheduler: Scheduler | None = None
         self.listing: Listing | None = None
         self.channel: HintChannel | None = None
-        self.watching = threading.Event()  # set once the file watcher is running
-        self._watcher: threading.Thread | None = None
-        self._stop_watching = threading.Event()
         self._local = threading.local()
         self._readers: list[Catalog] = []
         self._readers_lock = threading.Lock()
@@ -471,15 +469,18 @@ class HistoryService:
         if settings.listen_for_hints and self.catalog.mode == "disk":
             with contextlib.suppress(OSError):
                 self.channel = HintChannel(config.hint_socket_path(self.cache_dir), queue)
-        self.scheduler.start()
+        self.scheduler.start(watch=watch)
         if self.speed.settings.search_workers:
             from convodex.catalog.speed.workers import SearchPool
 
             self.speed.start_workers(self.catalog, SearchPool)
-        if watch:
-            self._watcher = threading.Thread(target=self._watch, name="convodex-watch", daemon=True)
-            self._watcher.start()
         return self
+
+    @property
+    def watching(self) -> threading.Event:
+        """Set once the file watcher runs (``start(watch=True)``)."""
+        watcher = self.scheduler.watcher if self.scheduler is not None else None
+        return watcher.watching if watcher is not None else _NOT_WATCHING
 
     def _listing(self) -> Listing:
         if self.listing is None:
@@ -503,59 +504,9 @@ class HistoryService:
 
         return refresh
 
-    def _watch(self) -> None:
-        """External writers: every change to a transcript under a root becomes a hint."""
-        import watchfiles
-
-        roots = [r for r in self.roots if r.is_dir()]
-        if not roots or self.scheduler is None:
-            return
-        scheduler = self.scheduler
-        # The watcher yields an empty set on each timeout: the first one says it runs.
-        for changes in watchfiles.watch(
-            *map(str, roots),
-            stop_event=self._stop_watching,
-            debounce=50,
-            step=20,
-            rust_timeout=200,
-            yield_on_timeout=True,
-            raise_interrupt=False,
-        ):
-            self.watching.set()
-            for change, path in changes:
-                try:
-                    self._changed(scheduler, Path(path), change == watchfiles.Change.deleted)
-                except Exception as exc:  # one odd file never stops the watcher
-                    _warn("the file watcher skipped a change (%s)", type(exc).__name__)
-
-    def _changed(self, scheduler: Scheduler, path: Path, deleted: bool) -> None:
-        """One change: a transcript's (by the same rules as a scan of its root, format
-        and all) becomes a hint; a deletion asks for a scan, which removes sources, and
-        so does a new directory (files written into it before it was watched)."""
-        from convodex.sources.discover import SOURCE_NAMES, discover_file
-        from convodex.sources.roots import root_format
-
-        if not path.name.endswith((".json", ".jsonl")) and path.name not in SOURCE_NAMES:
-            if not deleted and not path.is_symlink() and path.is_dir():
-                scheduler.request_scan()  # its files may have come before its watch did
-            return
-        if deleted:
-            scheduler.request_scan()
-            return
-        owners = [root for root in self.roots if path.is_relative_to(root)]
-        if not owners:
-            return
-        root = max(owners, key=lambda r: len(r.parts))
-        with contextlib.suppress(FileNotFoundError):  # gone again: the next change says so
-            if discover_file(path, root, root_format(root), self.follow_symlinks) is not None:
-                scheduler.hint(path)
-
     def close(self) -> None:
-        self._stop_watching.set()
         if self.scheduler is not None:
-            self.scheduler.stop()
-        if self._watcher is not None:
-            self._watcher.join(5)
+            self.scheduler.stop()  # and its file watcher
         if self.channel is not None:
             self.channel.close()
         self.speed.close()

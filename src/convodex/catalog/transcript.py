@@ -14,9 +14,7 @@ from convodex.errors import NotFound, SourceError
 from convodex.models import SessionDocument, SessionEntry, SessionPart
 from convodex.text.agents import agent_label
 from convodex.text.redact import redact, redact_paths
-from convodex.text.snippet import collapse_whitespace, head
-
-TITLE_CHARS = 80
+from convodex.text.titles import first_message_title, has_user_text, own_title
 
 
 def read_document(
@@ -41,14 +39,17 @@ def read_document(
     except OSError as exc:
         raise SourceError(str(path), f"cannot be read ({exc.strerror})") from exc
     own = target.session_id == target.file_session
-    title = collapse_whitespace(info.title) if own and info.title else None
+    title = own_title(info.title) if own else None
     entries: list[SessionEntry] = []
+    fallback: str | None = None  # the first message with user text (not sub-agent work)
     for message in messages:
         session = message.session_id or target.file_session
         if session != target.session_id or not message.documents:
             continue
         if title is None and message.title:
-            title = message.title
+            title = own_title(message.title)
+        if fallback is None and not message.subagent and has_user_text(message.documents):
+            fallback = first_message_title(message.documents)
         entries.append(
             SessionEntry(
                 message_index=message.index,
@@ -60,12 +61,7 @@ def read_document(
                 ],
             )
         )
-    if title is None:
-        first = next((e for e in entries if e.role == "user"), None)
-        text = (
-            "" if first is None else "\n".join(p.text for p in first.parts if p.kind == "user_text")
-        )
-        title = head(text, TITLE_CHARS) or None
+    title = title or fallback
     times = [e.created_at for e in entries if e.created_at is not None]
     workspace = target.workspace or info.workspace_root
     document = SessionDocument(

@@ -16,7 +16,8 @@ import click
 
 from convodex.models import Hit, Progress, Refresh, SearchPage
 from convodex.text.agents import agent_label
-from convodex.text.query import Query, highlights
+from convodex.text.matches import highlights
+from convodex.text.query import Query
 
 
 def use_color(choice: str) -> bool:

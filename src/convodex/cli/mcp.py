@@ -40,6 +40,7 @@ def mcp(
     With --root, searches are limited to those roots; by default the default roots are
     indexed and the whole catalog is searched.
     """
+    from convodex.cli.warm import beside
     from convodex.mcp import serve_stdio
 
     root_list = roots_or_defaults(roots)
@@ -53,4 +54,5 @@ def mcp(
         index=not no_index,
         follow_symlinks=follow_symlinks,
         redact=not no_redact,
+        beside=beside,
     )

@@ -209,7 +209,7 @@ def show_at_hit(service: HistoryService, hit: Hit) -> Callable[[], None]:
 def export_here(service: HistoryService, ref: str) -> str:
     """``export``'s Markdown of the session into ``./<session id>.md``; what it did."""
     from convodex.cli.session import write_private
-    from convodex.sessions.render import export
+    from convodex.sessions.export import export
 
     document = service.document(service.resolve(ref))
     name = re.sub(r"[^A-Za-z0-9._-]", "_", document.session_id)[:120] + ".md"

@@ -59,6 +59,7 @@ def serve(
     import uvicorn
 
     from convodex.catalog.service import Background, HistoryService
+    from convodex.cli.warm import beside
     from convodex.web.local_app import create_app
 
     if not is_loopback(host) and not (allow_remote and token):
@@ -82,7 +83,9 @@ def serve(
     # Host names answered (X9): loopback names always, the bound address, and with
     # --allow-remote the names the user configured.
     hosts = [host, *allowed_hosts] if allow_remote else [host]
-    app = create_app(service, token=token if allow_remote else None, allowed_hosts=hosts)
+    app = create_app(
+        service, token=token if allow_remote else None, allowed_hosts=hosts, beside=beside
+    )
     shown = f"[{host}]" if ":" in host else host
     click.echo(f"convodex is serving {len(root_list)} root(s) at http://{shown}:{port}/")
     # No access log: request lines carry queries, which diagnostics never print.

@@ -70,6 +70,8 @@ def status(cache_dir: Path | None) -> None:
 @cache_dir_option
 def run(idle_timeout: int | None, cache_dir: Path | None) -> None:
     """Run it in the foreground (what `start` runs detached)."""
+    from convodex.cli.options import roots_or_defaults
+    from convodex.cli.warm import host
     from convodex.warm import daemon
 
-    daemon.run(cache_dir, idle_timeout or IDLE.value())
+    daemon.run(cache_dir, roots_or_defaults(()), idle_timeout or IDLE.value(), host())

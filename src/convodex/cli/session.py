@@ -149,7 +149,7 @@ def export(
     """
     from convodex.catalog.transcript import redact_document
     from convodex.errors import InvalidInput
-    from convodex.sessions.render import export as render_export
+    from convodex.sessions.export import export as render_export
 
     if output is not None and not force and os.path.lexists(output):
         raise InvalidInput(f"{output} already exists: add --force to replace it")

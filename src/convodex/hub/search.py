@@ -13,12 +13,10 @@ from collections.abc import Sequence
 
 import msgspec
 
+from convodex import config
 from convodex.hub.client import HubClient
 from convodex.hub.settings import HubSettings
 from convodex.models import RankedHit
-
-#: the hub answers at most this many hits per request
-HUB_LIMIT = 200
 
 
 def _quoted(name: str, value: str) -> str:
@@ -37,7 +35,7 @@ def search_hub(
 ) -> list[RankedHit]:
     """The hub's best hits for ``query``, best first."""
     text = " ".join([query, *(_quoted("agent", a) for a in agents)])
-    params = {"q": text.strip(), "mode": "ranked", "limit": str(max(1, min(limit, HUB_LIMIT)))}
+    params = {"q": text.strip(), "mode": "ranked", "limit": str(config.search_limit(limit))}
     if projects:
         params["project"] = projects[0]
     if since:

@@ -27,6 +27,12 @@ from convodex.server.teams import member_team
 #: the hub's answers to one part: stored, already there, or refused for good
 STORED, UNCHANGED, DELETED = "stored", "unchanged", "deleted"
 MAX_DIGEST = 128
+#: the columns of a synced entry, in the order ``_append`` gives their values
+ENTRY_COLUMNS = (
+    "session_id", "seq", "created_at", "parent_seq", "role", "payload", "payload_hash",
+    "meta", "discarded", "on_branch", "projected", "text", "personal_owner", "team_id",
+    "tokens",
+)  # fmt: skip
 
 
 def hub_session_id(owner_id: str, machine: str, agent: str, local_id: str) -> str:
@@ -142,11 +148,9 @@ def _append(
         return
     team = tx.one("SELECT team_id FROM sessions WHERE id = ?", (session_id,))
     team_id = None if team is None else team[0]
-    tx.many(
-        "INSERT INTO entries (session_id, seq, created_at, parent_seq, role, payload,"
-        " payload_hash, meta, discarded, on_branch, projected, text, personal_owner, team_id,"
-        f" tokens) VALUES (?, ?, ?, ?, ?, ?, ?, FALSE, FALSE, TRUE, TRUE, ?, ?, ?,"
-        f" {tx.dialect.tokens_sql})",
+    tx.insert(
+        "entries",
+        ENTRY_COLUMNS,
         [
             (
                 session_id,
@@ -156,6 +160,10 @@ def _append(
                 role,
                 payload,
                 digest,
+                False,
+                False,
+                True,
+                True,
                 text,
                 caller.id,
                 team_id,

@@ -22,7 +22,8 @@ from convodex.server.accounts import Caller
 from convodex.server.db import Database, Tx, micros_to_iso
 from convodex.server.search import MAX_LIMIT, SNIPPET_RADIUS, reach, scope_sql
 from convodex.text.dates import parse_time
-from convodex.text.query import Query, first_match, parse
+from convodex.text.matches import first_match
+from convodex.text.query import Query, parse
 from convodex.text.shown import storable
 from convodex.text.snippet import window
 

@@ -202,19 +202,3 @@ def markdown(document: SessionDocument, *, tools: bool = True, focus: int | None
 
 def json_text(document: SessionDocument) -> str:
     return encode(document).decode("utf-8") + "\n"
-
-
-FORMATS = ("markdown", "html", "json")
-
-
-def export(document: SessionDocument, fmt: str) -> str:
-    """The whole session in one of the export formats, every tool call in full."""
-    if fmt == "markdown":
-        return markdown(document, tools=True)
-    if fmt == "html":
-        from convodex.sessions.page import html
-
-        return html(document)
-    if fmt == "json":
-        return json_text(document)
-    raise QueryError(f"format must be one of {', '.join(FORMATS)}")

@@ -49,12 +49,11 @@ from convodex.text.documents import (
     tool_call_document,
     tool_result_document,
 )
-from convodex.text.snippet import head
+from convodex.text.titles import user_text_title
 
 NAME = "aider"
 HISTORY = ".aider.chat.history.md"
 INPUT_HISTORY = ".aider.input.history"
-TITLE_CHARS = 80
 _HEADER = re.compile(rb"# aider chat started at (\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})")
 _COMMIT = re.compile(r"Commit ([0-9a-f]{7,40}) (.+)")
 _ERROR = re.compile(r"(?i)(?:\w+ )?error\b")
@@ -277,7 +276,7 @@ def _title(buf: bytes, found: list[_Session]) -> None:
     for session in found:
         first = next((b for b in session.blocks if b.kind == "user"), None)
         text = _prompt(buf[first.offset : first.end]) if first is not None else ""
-        session.title = head(text, TITLE_CHARS) if text else None
+        session.title = user_text_title(text)  # the rule of every session without one
 
 
 def _stamp(path: Path) -> Hashable:

@@ -12,7 +12,8 @@ from collections.abc import Callable
 from functools import partial
 
 from convodex.models import AroundResult, Hit, Progress, SearchPage
-from convodex.text.query import Query, highlights
+from convodex.text.matches import highlights
+from convodex.text.query import Query
 from convodex.text.snippet import collapse_whitespace
 from convodex.tui.state import Filters
 

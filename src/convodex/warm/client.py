@@ -235,23 +235,16 @@ def _write(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
-def main() -> None:
-    """The console script: a short command asks the service first; everything else,
-    and every fallback, runs the click CLI in this process."""
-    args = sys.argv[1:]
+def answer(args: list[str]) -> int | None:
+    """A short command (or a recall hook) answered by the service: its exit status, or
+    None when the caller must run the click CLI in its own process (``__main__``)."""
     try:
         if args and args[0] == "recall":
-            code = run_recall(args)
-        else:
-            code = run_command(args)
+            return run_recall(args)
+        return run_command(args)
     except KeyboardInterrupt:
         _write(2, b"\nAborted!\n")
         raise SystemExit(1) from None
-    if code is not None:
-        raise SystemExit(code)
-    from convodex.cli.main import main as cli
-
-    cli()
 
 
 def catalog_for(cache_dir: str | os.PathLike[str] | None) -> str | None:

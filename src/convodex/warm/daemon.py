@@ -13,10 +13,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 
 from convodex.warm import address, client
+
+if TYPE_CHECKING:
+    from convodex.warm.host import Host
 
 # How long ``start`` waits for the new service to answer, and ``stop`` for it to go.
 START_SECONDS = 60.0
@@ -45,17 +49,16 @@ def status(cache_dir: Path | None) -> Status | None:
     return Status(int(pid), version.decode(), os.fsdecode(catalog), int(up), int(served))
 
 
-def run(cache_dir: Path | None, idle_seconds: float) -> None:
-    """Serve until stopped, killed (SIGTERM) or idle for ``idle_seconds``."""
+def run(cache_dir: Path | None, roots: list[Path], idle_seconds: float, host: Host) -> None:
+    """Serve ``roots`` until stopped, killed (SIGTERM) or idle for ``idle_seconds``."""
     from convodex.catalog.service import Background, HistoryService
-    from convodex.cli.options import roots_or_defaults
     from convodex.warm.server import WarmServer
 
     signal.signal(signal.SIGTERM, _terminate)
     background = Background(search_workers=0)
-    with HistoryService.open(cache_dir, roots_or_defaults(()), background=background) as service:
+    with HistoryService.open(cache_dir, roots, background=background) as service:
         service.start(watch=True)
-        server = WarmServer(service)
+        server = WarmServer(service, host)
         try:
             while not server.stopped.wait(min(5.0, max(0.05, idle_seconds))):
                 if server.idle_seconds() >= idle_seconds:

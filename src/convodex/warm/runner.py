@@ -8,18 +8,19 @@ import os
 
 from convodex.warm import NotWarm, streams
 from convodex.warm.context import CURRENT, WarmCall
+from convodex.warm.host import Host
 
 
-def run(call: WarmCall, args: list[str], out_tty: bool, err_tty: bool) -> tuple[int, bytes, bytes]:
+def run(
+    call: WarmCall, host: Host, args: list[str], out_tty: bool, err_tty: bool
+) -> tuple[int, bytes, bytes]:
     """(exit status, stdout, stderr) of ``convodex ARGS``; ``NotWarm`` when the client
     must run it itself (also for any failure that is not the command's own answer)."""
-    from convodex.cli.main import main
-
     token = CURRENT.set(call)
     try:
         with streams.captured(out_tty, err_tty) as (out, err):
             try:
-                main.main(args=args, prog_name="convodex", standalone_mode=True)
+                host.command(args)
                 code = 0  # pragma: no cover - standalone click always exits
             except SystemExit as exc:
                 code = _status(exc, err)

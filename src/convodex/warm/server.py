@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from convodex import __version__, config
 from convodex.warm import NotWarm, address, client, wire
+from convodex.warm.host import Host
 
 if TYPE_CHECKING:
     from convodex.catalog.service import HistoryService
@@ -62,12 +63,18 @@ class WarmServer:
     """Answers short commands for one service's catalog until closed."""
 
     def __init__(
-        self, service: HistoryService, *, version: str = __version__, uid: int | None = None
+        self,
+        service: HistoryService,
+        host: Host,
+        *,
+        version: str = __version__,
+        uid: int | None = None,
     ) -> None:
         catalog = catalog_of(service)
         if catalog is None or service.scope is not None:
             raise NotWarm("only a service of a whole on-disk catalog answers others")
         self.service = service
+        self.host = host
         self.catalog = catalog
         self.version = version
         self.uid = os.getuid() if uid is None else uid  # the only user it answers
@@ -165,7 +172,8 @@ class WarmServer:
         if not args or os.fsdecode(args[0]) not in client.SHORT_COMMANDS:
             raise NotWarm("not a short command")
         call = WarmCall(self.service, self.catalog, os.fsdecode(cwd))
-        code, out, err = run(call, [os.fsdecode(a) for a in args], out_tty == b"1", err_tty == b"1")
+        argv = [os.fsdecode(a) for a in args]
+        code, out, err = run(call, self.host, argv, out_tty == b"1", err_tty == b"1")
         return [b"ok", str(code).encode(), out, err]
 
     def _call(self, fields: list[bytes]) -> list[bytes]:
@@ -179,12 +187,11 @@ class WarmServer:
 
     def _recall(self, fields: list[bytes]) -> list[bytes]:
         """A recall hook's input read by the thin client: its output ('' for none)."""
-        from convodex.cli.recall import AGENTS, answer_warm
-
         agent, started, raw = fields
-        if agent.decode() not in AGENTS:
+        if agent.decode() not in self.host.recall_agents:
             raise NotWarm("an agent recall has no contract for")
-        return [b"ok", answer_warm(self.service, agent.decode(), raw, float(started)).encode()]
+        answer = self.host.recall(self.service, agent.decode(), raw, float(started))
+        return [b"ok", answer.encode()]
 
     def status(self) -> list[bytes]:
         """pid, version, catalog, seconds up, requests served."""
@@ -213,14 +220,15 @@ class WarmServer:
                 os.unlink(self.path)
 
 
-def start_beside(service: HistoryService) -> WarmServer | None:
-    """A warm server for a serving process (``serve``, ``mcp``) when it can have one:
-    never an error (another live service, an in-memory catalog, a scoped service)."""
+def start_beside(service: HistoryService, host: Host) -> Callable[[], None]:
+    """A warm server for a serving process (``serve``, ``mcp``) when it can have one,
+    and what stops it: never an error (another live service, an in-memory catalog, a
+    scoped service: then nothing to stop)."""
     try:
-        return WarmServer(service)
+        return WarmServer(service, host).close
     except (NotWarm, AlreadyServing, OSError) as exc:
         log.debug("no warm path from this process (%s)", type(exc).__name__)
-        return None
+        return lambda: None
 
 
 def idle_setting() -> int:

@@ -19,7 +19,7 @@ import logging
 import os
 import sys
 import urllib.parse
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -153,7 +153,7 @@ EXPORT_TYPES = {
 async def export(request: Request) -> Response:
     """One session as a self-contained document (L15), offered as a download."""
     from convodex.catalog.transcript import redact_document
-    from convodex.sessions.render import export as render_export
+    from convodex.sessions.export import export as render_export
 
     service = _service(request)
     fmt = request.query_params.get("format") or "markdown"
@@ -337,8 +337,12 @@ def create_app(
     watch: bool = True,
     token: str | None = None,
     allowed_hosts: Iterable[str] = (),
+    beside: Callable[[HistoryService], Callable[[], None]] | None = None,
 ) -> Starlette:
     """The ASGI app; the service starts with the app and stops with it.
+
+    ``beside``: starts what runs beside the service while the app serves (the CLI's
+    warm service, SPEC L20) and returns what stops it.
 
     ``allowed_hosts``: host names answered besides the loopback ones (the bound
     address, and the names configured with ``--allow-remote``).
@@ -351,9 +355,7 @@ def create_app(
         sys.setswitchinterval(min(switch, 0.001))
         service.start(watch=watch)
         # Short commands of the same user and catalog ask this process (SPEC L20).
-        from convodex.warm.server import start_beside
-
-        warm = start_beside(service)
+        stop_beside = beside(service) if beside is not None else None
         # In-process searches: one per core (more threads only trade the GIL). With
         # worker processes, a few more waiting threads keep every worker busy.
         pool = service.speed.workers * 4
@@ -361,8 +363,8 @@ def create_app(
         try:
             yield
         finally:
-            if warm is not None:
-                warm.close()
+            if stop_beside is not None:
+                stop_beside()
             await run_in_threadpool(service.close)
             sys.setswitchinterval(switch)
 

@@ -29,7 +29,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from convodex import models
+from convodex import config, models
 from convodex.errors import InvalidInput, QueryError, Unauthorized
 from convodex.server import browse, intake, journal
 from convodex.server.accounts import Caller, authenticate
@@ -45,8 +45,7 @@ access_log = logging.getLogger("convodex.server.access")
 
 #: the hub page's own static files (apart from the local page's web/static/)
 HUB_STATIC = Path(__file__).parent / "hub_static"
-DEFAULT_LIMIT = 50
-MAX_LIMIT = 200
+DEFAULT_LIMIT = 50  # a page of sessions (``/brain/sessions``)
 #: the largest request body accepted (413 beyond); a message payload rarely nears it
 MAX_BODY_BYTES = 16 * 1024 * 1024
 #: the deepest nesting of arrays and objects accepted in a request body (400 beyond)
@@ -201,12 +200,7 @@ def _session_id(request: Request) -> str:
 async def search(request: Request) -> Response:
     caller = await _caller(request)
     params = request.query_params
-    raw_limit = params.get("limit")
-    try:
-        limit = DEFAULT_LIMIT if raw_limit in (None, "") else int(raw_limit)
-    except ValueError:
-        raise QueryError("limit must be an integer") from None
-    limit = min(limit, MAX_LIMIT)
+    limit = config.server_search_limit(_int_param(request, "limit", config.DEFAULT_SEARCH_LIMIT))
     state = request.app.state
     if getattr(state, "search_limiter", None) is None:
         # Searches beyond the dialect's useful concurrency wait here, so writes (which

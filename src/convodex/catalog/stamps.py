@@ -1,0 +1,68 @@
+"""What an indexing run leaves for the freshness check (``freshness``, SPEC L17): when a
+root's directories were last listed in full, and the unchanged-looking sources whose
+indexed head and tail it re-read, a few each run, in turn.
+
+Below both the indexer (which records them) and the freshness check (which reads
+them, and runs the indexer), so neither imports the other.
+"""
+
+from __future__ import annotations
+
+from convodex.catalog.db import Catalog
+from convodex.sqlite import sqlite3
+
+# catalog_meta key of the time (ns) a root's directories were last listed in full.
+LISTED_AT = "listed_at:{}"
+
+
+def record_listing(db: sqlite3.Connection, root_id: int, at_ns: int) -> None:
+    """Note that every directory of the root was listed as of ``at_ns`` (a scan's
+    start): a directory not modified since holds no file the catalog does not know."""
+    db.execute(
+        "INSERT INTO catalog_meta(key, value) VALUES (?, ?) "
+        "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        (LISTED_AT.format(root_id), str(at_ns)),
+    )
+
+
+# Unchanged-looking sources whose indexed head and tail are re-read per index run:
+# at most this many (8 KiB each), the next ones by id each run, round the catalog.
+SIGNATURE_CHECKS = 256
+VERIFY_CURSOR = "signature_cursor"
+
+
+def verify_signatures(catalog: Catalog, limit: int = SIGNATURE_CHECKS) -> int:
+    """Queue sources whose stat says unchanged but whose indexed head or tail now reads
+    differently (an edit in place to the same size with its modification time put
+    back: ``touch -r``, ``cp -p``, sync tools). ``limit`` sources a run, in turn, so a
+    run costs at most ``limit`` × 8 KiB of reads; returns how many were queued."""
+    from convodex.catalog.batches import safe_signature
+
+    db = catalog.db
+    row = db.execute("SELECT value FROM catalog_meta WHERE key = ?", (VERIFY_CURSOR,)).fetchone()
+    after = int(row[0]) if row else 0
+    sql = (
+        "SELECT id, path, byte_offset, signature FROM sources WHERE id > ? AND pending = 0 "
+        "AND health = 'ok' AND byte_offset > 0 AND signature IS NOT NULL ORDER BY id LIMIT ?"
+    )
+    rows = db.execute(sql, (after, limit)).fetchall()
+    if len(rows) < limit and after:  # round the catalog: on from the first id
+        rows += db.execute(sql, (0, limit - len(rows))).fetchall()
+    changed = [
+        int(source_id)
+        for source_id, path, offset, stored in rows
+        if safe_signature(path, int(offset)) not in (bytes(stored), None)
+    ]
+    with catalog.transaction() as tx:
+        if changed:
+            tx.executemany(
+                "UPDATE sources SET pending = 1, health = 'stale' WHERE id = ?",
+                [(i,) for i in changed],
+            )
+        last = str(rows[-1][0]) if rows else "0"
+        tx.execute(
+            "INSERT INTO catalog_meta(key, value) VALUES (?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (VERIFY_CURSOR, last),
+        )
+    return len(changed)
