@@ -8,7 +8,13 @@ gold session, some with the gold message) and prints hit@1, hit@5, MRR and nDCG@
 per class and overall, and each mode's latency p50/p95, in one run. Sessions are
 ranked by the first hit of each in the answer (``--limit`` hits a query).
 ``--longmemeval FILE`` also scores the public LongMemEval-S file (``longmemeval.py``).
+Each mode runs in every ranking variant of ``--variants`` on the same catalog, so a
+ranking change is measured against today's ranking in one run (A/B): ``today`` (one
+hit per document, as before grouping), ``grouped`` (each session once, SPEC L19; an
+answer relaxed to any of the words counts as no answer) and ``relaxed`` (grouped, with
+the relaxed answer kept).
 Usage: bench/bench_quality.py [--mb 60] [--seed 7] [--corpus DIR] [--modes lexical]
+       [--variants today,grouped,relaxed]
 """
 
 from __future__ import annotations
@@ -25,6 +31,8 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import msgspec
 
 import corpus
 import longmemeval
@@ -105,6 +113,14 @@ class ModeRun:
 
 Search = Callable[[SearchRequest], tuple[list[tuple[str, int]], str]]
 
+# A ranking variant: whether the search groups by session, whether a relaxed answer
+# (any of the words, when all of them found nothing) is kept.
+VARIANTS: dict[str, tuple[bool, bool]] = {
+    "today": (False, False),
+    "grouped": (True, False),
+    "relaxed": (True, True),
+}
+
 
 def run_query(search: Search, q: Query, limit: int) -> Outcome:
     request = SearchRequest(query=q.text, limit=limit, since=q.since, until=q.until)
@@ -137,10 +153,15 @@ def run_query(search: Search, q: Query, limit: int) -> Outcome:
     )
 
 
-def service_search(service: HistoryService, mode: str) -> Search:
+def service_search(service: HistoryService, mode: str, variant: str = "today") -> Search:
+    group, keep_relaxed = VARIANTS[variant]
+
     def search(request: SearchRequest) -> tuple[list[tuple[str, int]], str]:
+        request = msgspec.structs.replace(request, group=group)
         page = service.search(longmemeval.with_mode(request, mode))
         used = getattr(page, "mode", None) or "lexical"
+        if page.relaxed and not keep_relaxed:
+            return [], str(used)
         return [(session_key(h.session_path, h.session_id), h.message_index) for h in page.hits], (
             str(used)
         )
@@ -150,8 +171,9 @@ def service_search(service: HistoryService, mode: str) -> Search:
 
 def print_table(title: str, runs: Sequence[ModeRun], queries: Sequence[Query]) -> None:
     print(f"\n{title}")
+    width = max(14, *(len(r.name) + 5 for r in runs))
     header = f"{'class':<12}{'n':>4}  " + "  ".join(
-        f"{r.name + ' h@1':>14}{'h@5':>6}{'MRR':>6}{'nDCG':>6}" for r in runs
+        f"{r.name + ' h@1':>{width}}{'h@5':>6}{'MRR':>6}{'nDCG':>6}" for r in runs
     )
     print(header)
     groups = [(c, [q for q in queries if q.cls == c]) for c in CLASSES]
@@ -161,7 +183,7 @@ def print_table(title: str, runs: Sequence[ModeRun], queries: Sequence[Query]) -
         for run in runs:
             scores = qm.score([(run.outcomes[q.id].gold_ranks, len(q.gold)) for q in group])
             cells.append(
-                f"{scores.hit1:>14.2f}{scores.hit5:>6.2f}{scores.mrr:>6.2f}{scores.ndcg10:>6.2f}"
+                f"{scores.hit1:>{width}.2f}{scores.hit5:>6.2f}{scores.mrr:>6.2f}{scores.ndcg10:>6.2f}"
             )
         print(f"{cls:<12}{len(group):>4}  " + "  ".join(cells))
     for run in runs:
@@ -190,6 +212,11 @@ def main() -> int:
     corpus.add_arguments(ap, mb=60.0)
     ap.set_defaults(seed=7)
     ap.add_argument("--modes", default="lexical", help="comma-separated: lexical,hybrid")
+    ap.add_argument(
+        "--variants",
+        default=",".join(VARIANTS),
+        help=f"comma-separated ranking variants, each in every mode ({','.join(VARIANTS)})",
+    )
     ap.add_argument("--limit", type=int, default=50, help="hits asked per query (50)")
     ap.add_argument("--runs", type=int, default=3, help="timed passes per mode (3)")
     ap.add_argument("--misses", action="store_true", help="list queries missing the top 5")
@@ -198,6 +225,10 @@ def main() -> int:
     args = ap.parse_args()
     queries = load_queries()
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    variants = [v.strip() for v in args.variants.split(",") if v.strip()]
+    unknown = sorted(set(variants) - set(VARIANTS))
+    if unknown:
+        ap.error(f"unknown variant {unknown[0]!r} (known: {', '.join(VARIANTS)})")
     root, manifest = corpus.for_bench(args.corpus, "claude-code", args.mb, args.seed)
     distractors = manifest.root("claude-code") if manifest else root
     with tempfile.TemporaryDirectory(prefix="convodex-bench-quality-") as tmp:
@@ -214,7 +245,11 @@ def main() -> int:
                 f"({distractors} as distractors) indexed in {time.perf_counter() - started:.1f} s"
             )
             print(f"queries: {len(queries)} ({QUERIES.relative_to(REPO)})")
-            runs = [score_mode(service, mode, queries, args) for mode in modes]
+            runs = [
+                score_mode(service, mode, variant, queries, args)
+                for mode in modes
+                for variant in variants
+            ]
             print_table("session ranking (first hit of each session), per class:", runs, queries)
             if args.misses:
                 for run in runs:
@@ -238,12 +273,16 @@ def main() -> int:
 
 
 def score_mode(
-    service: HistoryService, mode: str, queries: Sequence[Query], args: argparse.Namespace
+    service: HistoryService,
+    mode: str,
+    variant: str,
+    queries: Sequence[Query],
+    args: argparse.Namespace,
 ) -> ModeRun:
     """One warm-up pass, then ``runs`` timed passes; each query's fastest time is kept
     per pass, and its ranks come from the last pass (they never change)."""
-    search = service_search(service, mode)
-    run = ModeRun(mode)
+    search = service_search(service, mode, variant)
+    run = ModeRun(f"{mode}/{variant}")
     for q in queries:
         run_query(search, q, args.limit)
     samples: dict[str, list[float]] = {q.id: [] for q in queries}

@@ -203,9 +203,11 @@ def write_jsonl(path: Path, records: list[dict[str, Any]]) -> Path:
 
 
 def hits(cli: CliRun, query: str, *extra: str) -> list[dict[str, Any]]:
-    """The hits of a real ``convodex search --json``, every kind unless ``--kind`` is given."""
+    """The hits of a real ``convodex search --json --no-group`` (one per document),
+    every kind unless ``--kind`` is given."""
     every = ("--kind", "user_text,assistant_text,tool_input,tool_output,tool_error")
-    result = as_json(cli("search", query, "--json", *(() if "--kind" in extra else every), *extra))
+    kinds = () if "--kind" in extra else every
+    result = as_json(cli("search", query, "--json", "--no-group", *kinds, *extra))
     return list(result["hits"])
 
 

@@ -105,6 +105,7 @@ def test_snapshot_pins_the_tool_contract() -> None:
         "since",
         "until",
         "sort",
+        "group",
     ]
 
 
@@ -254,7 +255,16 @@ def test_filters_sort_and_an_empty_history(root: Path, catalog: Catalog) -> None
     def refs(**args: Any) -> list[str]:
         return [h["ref"] for h in json.loads(tool.call({"query": "migration", **args}))["hits"]]
 
-    assert sorted(refs(project="beta")) == ["beta#2", "beta#3"]
+    assert sorted(refs(project="beta", group=False)) == ["beta#2", "beta#3"]
+    # Grouped (the default): the session once, its other match as a moment.
+    grouped = json.loads(tool.call({"query": "migration", "project": "beta"}))
+    assert grouped["grouped"] is True and len(grouped["hits"]) == 1
+    [best] = grouped["hits"]
+    assert best["moreHits"] == 1
+    assert sorted([best["ref"], *(m["ref"] for m in best["moments"])]) == ["beta#2", "beta#3"]
+    assert "grouped" not in json.loads(tool.call({"query": "migration", "group": False}))
+    with pytest.raises(ConvodexError, match="group must be true or false"):
+        tool.call({"query": "migration", "group": "no"})
     assert refs(sort="newest", kinds=["user_text"]) == ["beta#2", "alpha#2"]
     assert refs(sort="oldest", kinds=["user_text"]) == ["alpha#2", "beta#2"]
     assert refs(since="2026-01-02", kinds=["user_text"]) == ["beta#2"]

@@ -26,6 +26,7 @@ from convodex.mcp_memory import iso_time as iso_time  # re-exported: the contrac
 from convodex.mcp_memory import progress_line as progress_line
 from convodex.models import (
     CompactHit,
+    CompactMoment,
     CompactPage,
     Hit,
     Progress,
@@ -142,8 +143,9 @@ INPUT_SCHEMA: Final[dict[str, Any]] = {
         "group": {
             "type": "boolean",
             "default": True,
-            "description": "search: each session once, by its best hit (moreHits: how many "
-            "more of it match); false: one hit per matching message part.",
+            "description": "search: each session once, by its best hit with its best "
+            "other moments (moreHits: how many more of it match); false: one hit per "
+            "matching message part.",
         },
     },
     "additionalProperties": False,
@@ -182,6 +184,13 @@ def compact_hit(hit: Hit, redact: bool = True) -> CompactHit:
         session_path=hit.session_path,
         message_index=hit.message_index,
         more_hits=hit.more_hits,
+        moments=[
+            CompactMoment(
+                ref=m.ref, kind=m.kind, snippet=shorten(clean(m.snippet), COMPACT_SNIPPET)
+            )
+            for m in hit.moments or ()
+        ]
+        or None,
     )
 
 
@@ -276,6 +285,7 @@ class HistoryTool:
         page = self.service.search(request)
         compact = CompactPage(
             hits=[compact_hit(hit, self.redact) for hit in page.hits],
+            grouped=page.grouped,
             relaxed=page.relaxed,
             next_cursor=page.next_cursor,
             stale_cursor=page.stale_cursor,

@@ -81,6 +81,21 @@ class ContextMessage(Model):
     hit: bool
 
 
+class Moment(Model):
+    """Another matching part of a grouped hit's session (L19), in rank order: where it
+    is and what matched there."""
+
+    ref: str
+    message_index: int
+    part_index: int
+    kind: str
+    role: str
+    tool_name: str | None
+    snippet: str
+    score: float
+    message_at: int | None
+
+
 class Hit(Model):
     """One search hit (L4, L14): where it is, what matched, and the session's facts."""
 
@@ -114,8 +129,11 @@ class Hit(Model):
     # (``cd … && claude --resume …``); null when the agent documents none (L15).
     resume_command: str | None = None
     # Grouped by session (the default, L19): how many more of the session's documents
-    # match, besides this, its best hit.
+    # match, besides this, its best hit (its best moments among them).
     more_hits: int = 0
+    # Grouped: the session's next best matching parts after this one (at most
+    # ``MOMENTS``), in rank order; absent ungrouped.
+    moments: list[Moment] | UnsetType = UNSET
     around: list[ContextMessage] | UnsetType = UNSET
 
 
@@ -155,11 +173,22 @@ class SearchPage(Model):
     # With sub-agent sessions left out (the default): whether they hold a match.
     subagent_hits: bool
     progress: Progress
+    # Each session once by its best hit, with its best moments (L19, the default);
+    # false: one hit per document.
+    grouped: bool = False
     # All the words together found nothing: these hits have any of them (L19).
     relaxed: bool = False
     # A query of qualifiers only (or none) browses: its sessions, newest first, and
     # no hits (L17: the same list as ``recent``).
     sessions: list[RecentSession] | UnsetType = UNSET
+
+
+class CompactMoment(Model, kw_only=True, omit_defaults=True):
+    """Another matching part of a compact hit's session (L19)."""
+
+    ref: str
+    kind: str
+    snippet: str
 
 
 class CompactHit(Model, kw_only=True, omit_defaults=True):
@@ -179,12 +208,16 @@ class CompactHit(Model, kw_only=True, omit_defaults=True):
     message_index: int
     # Grouped by session: how many more of the session's documents match.
     more_hits: int = 0
+    # Grouped: the session's best other matching parts, in rank order.
+    moments: list[CompactMoment] | None = None
 
 
 class CompactPage(Model, kw_only=True, omit_defaults=True):
     """A page of compact hits; ``progress`` only while the index is incomplete."""
 
     hits: list[CompactHit]
+    # Each session once by its best hit (L19, the default).
+    grouped: bool = False
     # All the words together found nothing: these hits have any of them (L19).
     relaxed: bool = False
     next_cursor: str | None = None

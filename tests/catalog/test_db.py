@@ -63,7 +63,16 @@ def test_catalog_never_contains_message_text(root: Path, cache_dir: Path, cli: C
     )
     as_json(cli("index", "--root", str(root), "--json"))
     hits = as_json(
-        cli("search", "aardvark", "--kind", "tool_error", "--kind", "user_text", "--json")
+        cli(
+            "search",
+            "aardvark",
+            "--kind",
+            "tool_error",
+            "--kind",
+            "user_text",
+            "--no-group",
+            "--json",
+        )
     )["hits"]
     assert len(hits) == 2  # indexed and findable...
     blob = b"".join(p.read_bytes() for p in (cache_dir / "history-search").iterdir())

@@ -52,7 +52,15 @@ def test_each_session_once_by_its_best_hit(root: Path, catalog: Catalog) -> None
     for hit in grouped["hits"]:
         assert hit["ref"] in by_ref and hit["score"] == by_ref[hit["ref"]]["score"]
         assert hit["moreHits"] == (29 if hit["sessionId"] == "loud" else 0)
+        # Its best moments: the session's next hits in the ungrouped order.
+        nexts = [h for h in ungrouped["hits"] if h["sessionId"] == hit["sessionId"]][1:3]
+        assert [m["ref"] for m in hit["moments"]] == [h["ref"] for h in nexts]
+        assert [m["snippet"] for m in hit["moments"]] == [h["snippet"] for h in nexts]
+    loud = next(h for h in grouped["hits"] if h["sessionId"] == "loud")
+    assert len(loud["moments"]) == 2 and all("heron" in m["snippet"] for m in loud["moments"])
     assert len(ungrouped["hits"]) == 42 and all(h["moreHits"] == 0 for h in ungrouped["hits"])
+    assert all("moments" not in h for h in ungrouped["hits"])
+    assert grouped["grouped"] is True and ungrouped["grouped"] is False
     assert grouped["relaxed"] is False and grouped["nextCursor"] is None
     # Deterministic: the same answer again.
     assert find(catalog, "heron", limit=50) == grouped
@@ -114,11 +122,16 @@ def test_all_the_words_finding_nothing_relaxes(root: Path, catalog: Catalog) -> 
 def test_cli_groups_and_says_so(cli: CliRun, root: Path) -> None:
     many_sessions(root)
     as_json(cli("index", "--root", str(root), "--json"))
-    text = cli("search", "heron", "--limit", "2").output
-    assert "+29 more hits in this session" in text
+    text = cli("search", "heron", "--limit", "2").output.splitlines()
+    # The loud session once: its best hit, its two next best moments, then the rest.
+    at = text.index("  +27 more hits in this session")
+    assert all(line.startswith("  #") and "heron heron step" in line for line in text[at - 3 : at])
+    assert text[-1].startswith("31 hits in 2 sessions")
     grouped = as_json(cli("search", "heron", "--json"))
-    assert len({h["sessionId"] for h in grouped["hits"]}) == len(grouped["hits"])
+    assert grouped["grouped"] is True
+    assert len({h["sessionId"] for h in grouped["hits"]}) == len(grouped["hits"]) == 13
     flat = as_json(cli("search", "heron", "--no-group", "--json"))
+    assert flat["grouped"] is False and len(flat["hits"]) == 42
     assert [h["sessionId"] for h in flat["hits"]].count("loud") > 1
     relaxed = cli("search", "heron", "pelican")
     assert "no message has all the words: these have some of them" in relaxed.output

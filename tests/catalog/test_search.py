@@ -78,6 +78,7 @@ def test_hit_carries_every_field(root: Path, catalog: Catalog) -> None:
         "staleCursor",
         "subagentHits",
         "progress",
+        "grouped",
         "relaxed",
     }
     hit = result["hits"][0]
@@ -334,15 +335,26 @@ def test_cli_search_json(root: Path, cli: CliRun) -> None:
     write_session(root, "s", TOOL_SESSION)
     empty = as_json(cli("search", "kraken", "--json"))
     assert empty["hits"] == [] and empty["progress"]["state"] == "empty"
-    waited = as_json(cli("search", "kraken", "--wait", "--root", str(root), "--json"))
+    waited = as_json(cli("search", "kraken", "--wait", "--root", str(root), "--no-group", "--json"))
     assert len(waited["hits"]) == 3 and waited["progress"]["state"] == "complete"
-    paged = as_json(cli("search", "kraken", "--limit", "2", "--json"))
+    paged = as_json(cli("search", "kraken", "--limit", "2", "--no-group", "--json"))
     assert len(paged["hits"]) == 2 and paged["nextCursor"]
     rest = as_json(
-        cli("search", "kraken", "--limit", "2", "--cursor", paged["nextCursor"], "--json")
+        cli(
+            "search",
+            "kraken",
+            "--limit",
+            "2",
+            "--cursor",
+            paged["nextCursor"],
+            "--no-group",
+            "--json",
+        )
     )
     assert len(rest["hits"]) == 1 and rest["nextCursor"] is None
-    outputs = as_json(cli("search", "kraken", "--kind", "tool_output", "--around", "1", "--json"))
+    outputs = as_json(
+        cli("search", "kraken", "--kind", "tool_output", "--around", "1", "--no-group", "--json")
+    )
     assert [h["kind"] for h in outputs["hits"]] == ["tool_output"]
     assert [c["messageIndex"] for c in outputs["hits"][0]["around"]] == [1, 2, 3]
 

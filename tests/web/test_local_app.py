@@ -49,15 +49,23 @@ def test_search_tree_session_and_around(root: Path, cache_dir: Path) -> None:
     write_session(root, "s2", convo("otter"))
     with serving(service(cache_dir, [root])) as client:
         wait_for(lambda: progress(client)["state"] == "complete")
-        found = client.get("/search", params={"q": "walrus", "limit": 2}).json()
-        assert len(found["hits"]) == 2 and found["nextCursor"]
+        # One hit per document with group=0 (as the page asks).
+        flat: dict[str, str | int] = {"q": "walrus", "group": 0}
+        found = client.get("/search", params={**flat, "limit": 2}).json()
+        assert len(found["hits"]) == 2 and found["nextCursor"] and found["grouped"] is False
         assert found["hits"][0]["sessionTitle"] == "Walrus talk"
         rest = client.get(
-            "/search", params={"q": "walrus", "limit": 5, "cursor": found["nextCursor"]}
+            "/search", params={**flat, "limit": 5, "cursor": found["nextCursor"]}
         ).json()
         assert len(rest["hits"]) == 4
-        latest = client.get("/search", params={"q": "line", "latest": 1, "limit": 50}).json()
-        assert len(latest["hits"]) == 10
+        latest = client.get("/search", params={"q": "line", "latest": 1, "limit": 50, "group": 0})
+        assert len(latest.json()["hits"]) == 10
+        # Grouped by default: the session once, with its best moments.
+        grouped = client.get("/search", params={"q": "walrus"}).json()
+        assert grouped["grouped"] is True and len(grouped["hits"]) == 1
+        assert grouped["hits"][0]["moreHits"] == 5 and len(grouped["hits"][0]["moments"]) == 2
+        bad = client.get("/search", params={"q": "walrus", "group": "maybe"})
+        assert bad.status_code == 400 and "group must be 1 or 0" in bad.json()["error"]
         tree = client.get("/tree").json()
         assert tree["listingState"] == "complete" and tree["countsComplete"] is True
         rows = {r["sessionId"]: r for r in tree["rows"]}
@@ -84,7 +92,7 @@ def test_search_filters_and_orders_over_http(root: Path, cache_dir: Path) -> Non
         wait_for(lambda: progress(client)["state"] == "complete")
 
         def refs(**params: Any) -> list[str]:
-            answer = client.get("/search", params={"q": "heron", **params})
+            answer = client.get("/search", params={"q": "heron", "group": 0, **params})
             assert answer.status_code == 200, answer.text
             return [h["ref"] for h in answer.json()["hits"]]
 

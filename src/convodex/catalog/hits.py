@@ -22,7 +22,7 @@ from convodex.catalog.db import Catalog
 from convodex.catalog.rowids import SLOT_SHIFT, UNIT_MASK, kind_of, part_of
 from convodex.catalog.speed.wing import Wing
 from convodex.errors import NotFound, QueryError
-from convodex.models import ContextMessage, Hit
+from convodex.models import ContextMessage, Hit, Moment
 from convodex.sqlite import bound_runs, marks, sqlite3
 from convodex.text.agents import agent_label
 from convodex.text.matches import first_match, snippet_spans
@@ -236,6 +236,23 @@ class Hydrator:
         if around:
             hit.around = self.around(src, index, around, around)
         return hit
+
+    def moment(self, rowid: int, score: float, query: Query) -> Moment | None:
+        """A grouped hit's other match (L19), or None when its source changed."""
+        hit = self.hit(rowid, score, query, 0)
+        if hit is None:
+            return None
+        return Moment(
+            ref=hit.ref,
+            message_index=hit.message_index,
+            part_index=hit.part_index,
+            kind=hit.kind,
+            role=hit.role,
+            tool_name=hit.tool_name,
+            snippet=hit.snippet,
+            score=hit.score,
+            message_at=hit.message_at,
+        )
 
     def title(self, src: SourceRow, message: SourceMessage) -> str | None:
         """The format's own title, else the first user message, else None (L14)."""

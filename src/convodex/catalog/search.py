@@ -34,6 +34,9 @@ __all__ = ["RuntimeState", "SearchRequest", "Searcher", "progress", "root_ids_fo
 MAX_BATCHES = 20
 # Candidates whose sessions a grouped page looks up at once.
 GROUP_BATCH = 64
+# A grouped hit's other best moments: its session's next candidates in the stream,
+# before the page's end (L19).
+MOMENTS = 2
 CURSOR_VERSION = 2
 # One candidate: (order key, rowid, score). Relevance orders by BM25 rank (lower is
 # better), newest by minus the message time, oldest by the time; ties by rowid.
@@ -188,6 +191,7 @@ class Searcher:
         next_cursor = encode_cursor(revision, plan.key, last) if more and last else None
         subagents = not plan.include_subagents and self._subagents_match(plan)
         page = self._page(hits, next_cursor, revision, False, root_ids, subagents)
+        page.grouped = plan.group
         page.relaxed = relaxed
         return page
 
@@ -290,11 +294,13 @@ class Searcher:
         around: int,
     ) -> tuple[list[Hit], tuple[float, int] | None, bool]:
         """Fill a page with sessions: each session's first candidate in the stream
-        that is not on an earlier page, hydrated; how many more it matches."""
+        that is not on an earlier page, hydrated, with its next ones before the page's
+        end as its best moments; how many more it matches."""
         start = 0 if after is None else int(after[0])
         earlier = stream.before(start)
         seen = set(sessions_of(self.catalog, [c[1] for c in earlier]).values())
         shown: dict[SessionKey, Hit] = {}
+        moments: dict[SessionKey, list[Candidate]] = {}
         last: tuple[float, int] | None = None
         batch: list[tuple[int, Candidate]] = []
         more = False
@@ -305,9 +311,15 @@ class Searcher:
             nonlocal last
             found = sessions_of(self.catalog, [c[1] for _, c in batch])
             hydrator.prefetch([c[1] for _, c in batch if found.get(c[1]) not in seen])
-            for place, (_, address, score) in batch:
+            for place, candidate in batch:
+                _, address, score = candidate
                 key = found.get(address)
-                if key is None or key in seen:
+                if key is None:
+                    continue
+                if key in seen:
+                    best = moments.get(key)
+                    if best is not None and len(best) < MOMENTS:
+                        best.append(candidate)
                     continue
                 if len(shown) == limit:
                     return True
@@ -316,6 +328,7 @@ class Searcher:
                     continue  # changed underneath: a later hit may stand for its session
                 seen.add(key)
                 shown[key] = hit
+                moments[key] = []
                 last = (float(place + 1), -1)
             return False
 
@@ -328,9 +341,15 @@ class Searcher:
                 batch = []
         else:
             more = take(batch)
+        hydrator.prefetch([c[1] for best in moments.values() for c in best])
         counts = session_counts(self.catalog, stream.query_plan, shown)
         for key, hit in shown.items():
             hit.more_hits = max(0, counts.get(key, 1) - 1)
+            hit.moments = [
+                moment
+                for _, address, score in moments[key]
+                if (moment := hydrator.moment(address, score, stream.query_plan.query))
+            ]
         return list(shown.values()), last, more
 
     def candidates(

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import click
 
-from convodex.models import Hit, Progress, Refresh, SearchPage
+from convodex.models import Hit, Moment, Progress, Refresh, SearchPage
 from convodex.text.agents import agent_label
 from convodex.text.matches import highlights
 from convodex.text.query import Query
@@ -124,20 +124,28 @@ class HitPrinter:
         header = " · ".join([title, *(f for f in facts if f)])
         self.echo(click.style(header, bold=True) if self.color else header)
         for hit in hits:
-            label = hit.kind if hit.tool_name is None else f"{hit.kind} {hit.tool_name}"
-            where = (
-                click.style(f"#{hit.message_index}", dim=True)
-                if self.color
-                else (f"#{hit.message_index}")
-            )
-            self.echo(f"  {where} {label}: {self.mark(hit.snippet)}")
-            if hit.more_hits:
-                more = f"     +{counted(hit.more_hits, 'more hit')} in this session"
-                self.echo(click.style(more, dim=True) if self.color else more)
+            self.line(hit)
             for ctx in hit.around or ():
                 marker = ">" if ctx.hit else " "
                 text = " ".join(ctx.text.split())[:160]
                 self.echo(f"     {marker} #{ctx.message_index} {ctx.role}: {text}")
+            # Grouped (L19): the session's next best moments, then how many more match.
+            for moment in hit.moments or ():
+                self.line(moment)
+            rest = hit.more_hits - len(hit.moments or ())
+            if rest > 0:
+                more = f"  +{counted(rest, 'more hit')} in this session"
+                self.echo(click.style(more, dim=True) if self.color else more)
+
+    def line(self, hit: Hit | Moment) -> None:
+        """One matching part: its message, kind and snippet."""
+        label = hit.kind if hit.tool_name is None else f"{hit.kind} {hit.tool_name}"
+        where = (
+            click.style(f"#{hit.message_index}", dim=True)
+            if self.color
+            else (f"#{hit.message_index}")
+        )
+        self.echo(f"  {where} {label}: {self.mark(hit.snippet)}")
 
     def mark(self, snippet: str) -> str:
         """The snippet with the query's matched words in bold colour (on a terminal)."""
@@ -155,7 +163,9 @@ class HitPrinter:
     def summary(page: SearchPage, sessions: int, number: int = 1) -> str:
         if not page.hits:
             return "no hits"
-        line = f"{counted(len(page.hits), 'hit')} in {counted(sessions, 'session')}"
+        # Grouped: every hit of the page's sessions, not only those shown.
+        found = len(page.hits) + sum(hit.more_hits for hit in page.hits)
+        line = f"{counted(found, 'hit')} in {counted(sessions, 'session')}"
         if page.next_cursor:
             line += f" · more: --page {number + 1}"
         return line

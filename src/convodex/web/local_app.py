@@ -78,6 +78,14 @@ def _flag(request: Request, name: str) -> bool:
     return request.query_params.get(name) in ("1", "true")
 
 
+def _group(request: Request) -> bool:
+    """``group=0`` (or ``false``): one hit per document; grouped by default (L19)."""
+    value = request.query_params.get("group") or "1"
+    if value not in ("0", "1", "false", "true"):
+        raise QueryError("group must be 1 or 0")
+    return value in ("1", "true")
+
+
 @_endpoint
 async def search(request: Request) -> Response:
     service = _service(request)
@@ -99,7 +107,7 @@ async def search(request: Request) -> Response:
         tools=params.getlist("tool"),
         roles=params.getlist("role"),
         sessions=params.getlist("session"),
-        group=params.get("group") not in ("0", "false"),
+        group=_group(request),
     )
     # At most one search per core at a time: more threads only trade the GIL back and
     # forth, which lowered throughput and raised every request's latency.
