@@ -48,6 +48,7 @@ class Stream:
         self.reorder = reorder
         self.relaxed: Plan | None = None
         self._head: list[Candidate] | None = None
+        self._lexical: list[Candidate] = []  # the head before ``reorder``
         self._rest: list[Candidate] | None = None
         self._whole = False  # whether the head holds every lexical candidate
 
@@ -68,10 +69,16 @@ class Stream:
                     self._whole = len(more) < HEAD
                     seen = {c[1] for c in found}
                     found += [c for c in more if c[1] not in seen]
+            self._lexical = found
             if self.reorder is not None:
                 found = self.reorder(self.query_plan, found) or found
             self._head = found
         return self._head
+
+    def every_match(self) -> list[Candidate] | None:
+        """Every lexical candidate, when the head holds them all (None: it does not)."""
+        self.head()
+        return self._lexical if self._whole else None
 
     def rest(self) -> list[Candidate]:
         """Every candidate after the head, in the plans' order (made when a page needs it)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import bisect
 import heapq
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -342,7 +343,11 @@ class Searcher:
         else:
             more = take(batch)
         hydrator.prefetch([c[1] for best in moments.values() for c in best])
-        counts = session_counts(self.catalog, stream.query_plan, shown)
+        every = stream.every_match()
+        if every is None:
+            counts = session_counts(self.catalog, stream.query_plan, shown)
+        else:  # every match is at hand: counted without asking FTS5 again
+            counts = Counter(sessions_of(self.catalog, [c[1] for c in every]).values())
         for key, hit in shown.items():
             hit.more_hits = max(0, counts.get(key, 1) - 1)
             hit.moments = [
