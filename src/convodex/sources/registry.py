@@ -44,6 +44,8 @@ MODULES = {
     "amp": "amp",
     "kimi": "kimi",
     "antigravity": "antigravity",
+    "kiro": "kiro",
+    "kiro_ide": "kiro",
 }
 
 
