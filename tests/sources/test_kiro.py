@@ -13,7 +13,9 @@ from sources.agents import Agent, Placed, check_any_root, check_default_root
 KIRO = FIXTURES / "kiro"
 SESSION = "e36d6e16-bf0a-4982-91e1-68e63be0fa60"
 RECORDING = KIRO / "irrlicht" / "2-2_auto-executed-tool-call"
-IDE_SESSION = KIRO / "cli-continues" / "workspace-sessions" / "test-workspace" / "test-session-1.json"
+IDE_SESSION = (
+    KIRO / "cli-continues" / "workspace-sessions" / "test-workspace" / "test-session-1.json"
+)
 
 CLI = Agent(
     name="kiro",
@@ -97,7 +99,9 @@ def test_a_malformed_line_is_counted_and_the_rest_read(tmp_path: Path, cli: CliR
     root = tmp_path / "cli"
     root.mkdir()
     lines = (RECORDING / "transcript.jsonl").read_bytes().splitlines(keepends=True)
-    (root / f"{SESSION}.jsonl").write_bytes(b"".join([lines[0], b'{"version": "v1", \n', *lines[1:]]))
+    (root / f"{SESSION}.jsonl").write_bytes(
+        b"".join([lines[0], b'{"version": "v1", \n', *lines[1:]])
+    )
     out = as_json(cli("index", "--root", f"{root}:kiro", "--json"))
     assert out["stats"]["lineErrors"] == 1
     assert hits(cli, "hello", "--include-subagents")

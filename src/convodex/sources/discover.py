@@ -49,6 +49,7 @@ from convodex.sources import (
     droid,
     forks,
     gemini,
+    hermes,
     jsonspan,
     kimi,
     kiro,
@@ -83,6 +84,7 @@ CODEX_LINE_TYPES = frozenset(
 )
 _JSON_HINTS = (
     (re.compile(rb'"(?:mapping|chat_messages)"\s*:'), chat_export.NAME),
+    (re.compile(rb'"session_start"\s*:'), hermes.NAME),  # a Hermes session snapshot
     (re.compile(rb'"workspacePath"\s*:'), kiro.IDE),  # before Gemini's: both have a history
     (re.compile(rb'"(?:projectHash|history)"\s*:'), gemini.NAME),
     (re.compile(rb'"requests"\s*:\s*\['), copilot_vscode.NAME),
