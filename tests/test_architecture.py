@@ -243,6 +243,37 @@ def test_every_module_has_its_entry_in_the_architecture_doc() -> None:
     assert not listed - tree, f"gone from the tree (remove them): {sorted(listed - tree)}"
 
 
+# What a reader is called where one is used: a format object, a table of them.
+READER_NAMES = re.compile(r"fmt|format|reader", re.IGNORECASE)
+
+
+def test_no_reader_hook_is_probed_by_name() -> None:
+    """A reader's optional hooks have typed defaults on ``SourceFormat``: a caller
+    uses them directly, where strict typing sees them, never ``getattr``/``hasattr``."""
+    probes = []
+    for name, path in modules().items():
+        source = path.read_text(encoding="utf-8")
+        for node in ast.walk(ast.parse(source)):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in ("getattr", "hasattr")
+                and node.args
+                and READER_NAMES.search(ast.get_source_segment(source, node.args[0]) or "")
+            ):
+                probes.append(f"{name}:{node.lineno}")
+    assert not probes, f"reader hooks probed by name (give SourceFormat a default): {probes}"
+
+
+def test_every_registered_format_is_a_source_format_of_its_name() -> None:
+    from convodex.sources.base import SourceFormat
+    from convodex.sources.registry import FORMATS
+
+    for name in FORMATS:
+        fmt = FORMATS[name]
+        assert isinstance(fmt, SourceFormat) and fmt.name == name, name
+
+
 @pytest.mark.parametrize(
     "graph, cycles",
     [

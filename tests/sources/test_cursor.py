@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from convodex.sources import cursor, cursor_ide
-from convodex.sources.base import Budget, ReadResult, SourceMessage, stat_of
+from convodex.sources.base import Budget, ReadResult, SourceMessage
 from convodex.sources.discover import detect, scan
 from convodex.sources.roots import resolve_root, vscode_user_dir
 from convodex.sqlite import sqlite3
@@ -337,7 +337,7 @@ def test_editor_state_changes_alone_do_not_reindex(tmp_path: Path, cli: CliRun) 
 def test_editor_read_only_while_cursor_writes(tmp_path: Path) -> None:
     path = tmp_path / "globalStorage" / "state.vscdb"
     write_vscdb(path)
-    before = stat_of(cursor_ide.FORMAT, path)
+    before = cursor_ide.FORMAT.stat(path)
 
     def write(editor: sqlite3.Connection, n: int) -> None:
         editor.execute("INSERT INTO ItemTable VALUES (?, '1')", (f"state-{n}",))
@@ -345,7 +345,7 @@ def test_editor_read_only_while_cursor_writes(tmp_path: Path) -> None:
     # The editor's database is in rollback-journal mode: its commit needs every reader gone.
     during, interrupted = read_beside_a_writer(cursor_ide.FORMAT, path, write)
     assert len(during) == len(interrupted) == 5
-    assert stat_of(cursor_ide.FORMAT, path) == before  # editor state is not a change
+    assert cursor_ide.FORMAT.stat(path) == before  # editor state is not a change
 
 
 @pytest.mark.parametrize(

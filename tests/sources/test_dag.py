@@ -142,6 +142,4 @@ def test_a_dag_over_the_metadata_budget_fails(tmp_path: Path) -> None:
 
 
 def test_dag_logs_are_rebuilt_not_appended() -> None:
-    from convodex.sources.base import append_only
-
-    assert append_only(dag.FORMAT) is False
+    assert dag.FORMAT.append_only is False

@@ -30,7 +30,6 @@ from convodex.sources.base import (
     ReadResult,
     SessionInfo,
     SourceMessage,
-    append_only,
     open_source,
 )
 from convodex.sources.discover import FORMATS, FileStat, source_stat
@@ -319,7 +318,7 @@ class SourceReader:
             self.stats.count_failure(type(exc).__name__)
             yield Batch.failed(src.id, "failed", type(exc).__name__, None)
             return
-        rebuild = src.byte_offset == 0 or not append_only(FORMATS[src.format]) or src.rewritten(st)
+        rebuild = src.byte_offset == 0 or not FORMATS[src.format].append_only or src.rewritten(st)
         result = ReadResult(0, 0) if rebuild else ReadResult(src.byte_offset, src.message_count)
         # Rows exist only behind a nonzero checkpoint (they commit together).
         unit = 0 if rebuild else src.unit_count

@@ -29,7 +29,7 @@ from convodex.catalog.speed.wing import Wing
 from convodex.catalog.stamps import record_listing, verify_signatures
 from convodex.models import IndexStats
 from convodex.sources.base import Budget
-from convodex.sources.discover import Discovered, describe, discover_file, scan
+from convodex.sources.discover import Discovered, Sniffed, describe, discover_file, scan
 from convodex.sources.roots import Root, declared, root_format
 from convodex.sqlite import marks, sqlite3
 
@@ -63,6 +63,8 @@ class Indexer:
         # Read sources that are links out of their root (``--follow-symlinks``).
         self.follow_symlinks = follow_symlinks
         self.stats = IndexStats()
+        # What this indexer's scans sniffed: its rescans open no unchanged file again.
+        self.sniffed = Sniffed()
 
     # -- scanning -------------------------------------------------------------------
 
@@ -103,7 +105,8 @@ class Indexer:
         # new sources get ids (and so document rowids) in the order they are read, so
         # inserts append to the catalog's B-trees rather than split their pages.
         found = sorted(
-            scan(root, self.follow_symlinks, formats), key=lambda item: -item.stat.mtime_ns
+            scan(root, self.follow_symlinks, formats, self.sniffed),
+            key=lambda item: -item.stat.mtime_ns,
         )
         with self.catalog.transaction() as db:
             generation = self._next_generation(db)

@@ -342,16 +342,6 @@ class SourceFormat(abc.ABC):
         return None
 
 
-def append_only(fmt: SourceFormat) -> bool:
-    """Whether appended bytes only add messages."""
-    return fmt.append_only
-
-
-def stat_of(fmt: SourceFormat, path: str | os.PathLike[str]) -> FileStat:
-    """A source's fingerprint: the format's own ``stat``."""
-    return fmt.stat(Path(path))
-
-
 MessageLoader = Callable[[BinaryIO, int, int, int], SourceMessage | None]
 """Builds one message from the record(s) at (offset, length) of an open source file."""
 

@@ -8,9 +8,10 @@ is (``~/.claude/projects`` holds Claude Code, ``~/.codex`` Codex rollouts,
 and place (a format's ``claims`` hook: ``opencode.db``, ``store.db`` under ``chats/``,
 ``.aider.chat.history.md`` …), by name (``rollout-*.jsonl``, ``conversations.json``,
 ``*.messages.json``, ``api_conversation_history.json``), then by sniffing the first
-record of ``.jsonl`` and the first 64 KiB of ``.json`` files (cached per path and
-inode, so a rescan of unchanged files opens nothing). Only ``.json``/``.jsonl`` files
-and the exact names formats list in ``source_names`` are looked at. Under an agent's
+record of ``.jsonl`` and the first 64 KiB of ``.json`` files (remembered per path and
+inode by a ``Sniffed`` its scanner keeps, so a rescan of unchanged files opens
+nothing). Only ``.json``/``.jsonl`` files and the exact names formats list in
+``source_names`` are looked at. Under an agent's
 root only the files that agent writes are sources, and folders that cannot hold any
 (VS Code's other extensions' storage, checkpoint repositories, what a format's
 ``skip_dirs`` hook rules out) are not walked. A source's fingerprint is its format's
@@ -23,7 +24,6 @@ or device, a file whose first record breaks detection (``discover_file``).
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 import stat
@@ -37,6 +37,7 @@ import msgspec
 from convodex.sources import (
     aider,
     amp,
+    antigravity,
     chat_export,
     claude_code,
     cline,
@@ -49,6 +50,7 @@ from convodex.sources import (
     forks,
     gemini,
     jsonspan,
+    kimi,
     pi,
     qwen,
     session_log,
@@ -65,7 +67,7 @@ from convodex.sources.roots import Root, declared, resolve_root, root_format
 
 # Never walked under an agent's root: repositories and dependency trees, not transcripts.
 UNWALKED_DIRS = frozenset({".git", "node_modules", "checkpoints"})
-# Files whose sniffed format is remembered (by path and inode): a rescan of an
+# Files whose sniffed format a ``Sniffed`` remembers (by path and inode): a rescan of an
 # unchanged history opens none of them; beyond this many the oldest are sniffed again.
 SNIFF_CACHE_FILES = 1 << 16
 # The formats a catalog holds for its sources, by (path, inode): see ``sniff``.
@@ -113,6 +115,8 @@ class _Sniff(msgspec.Struct):
     kind: Any = None  # VS Code's operation log
     v: msgspec.Raw = msgspec.Raw()
     payload: Any = None  # a Codex session_meta's: a fork names its provider (TRAE)
+    protocol_version: Any = None  # Kimi Code's wire header
+    step_index: Any = None  # Antigravity's steps
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,20 +211,41 @@ _LAYOUT_MARKERS = _layout_markers()
 _LAYOUT_FORMATS = tuple(FORMATS)
 
 
-def sniff(path: Path, inode: int, known: Known | None = None) -> str | None:
-    """The format of a file by its first record (cached per path and inode).
+class Sniffed:
+    """The formats files were sniffed to, by path and inode, the oldest forgotten beyond
+    ``keep``: a value whoever scans again holds (an indexer: its rescans open none of
+    the unchanged files no catalog row describes, such as ``.json`` files of no
+    format), never process-wide state; a one-off scan needs none."""
+
+    def __init__(self, keep: int = SNIFF_CACHE_FILES) -> None:
+        self._keep = keep
+        self._formats: dict[tuple[str, int], str | None] = {}
+
+    def __len__(self) -> int:
+        return len(self._formats)
+
+    def format(self, path: Path, inode: int) -> str | None:
+        key = (str(path), inode)
+        if key in self._formats:
+            return self._formats[key]
+        fmt = _sniff(path)
+        if len(self._formats) >= self._keep:
+            del self._formats[next(iter(self._formats))]
+        self._formats[key] = fmt
+        return fmt
+
+
+def sniff(
+    path: Path, inode: int, known: Known | None = None, sniffed: Sniffed | None = None
+) -> str | None:
+    """The format of a file by its first record.
 
     ``known``: the formats a catalog already holds for its sources (by path and inode):
     a scan then reads nothing of them, only their stat (a no-op ``index`` lists and
-    stats)."""
+    stats); ``sniffed``: what earlier scans sniffed (none: the file is read)."""
     if known is not None and (fmt := known.get((str(path), inode))) is not None:
         return fmt
-    return _sniff_cached(str(path), inode)
-
-
-@functools.lru_cache(maxsize=SNIFF_CACHE_FILES)
-def _sniff_cached(path: str, inode: int) -> str | None:
-    return _sniff(Path(path))
+    return sniffed.format(path, inode) if sniffed is not None else _sniff(path)
 
 
 def _sniff(path: Path) -> str | None:
@@ -278,6 +303,10 @@ def _sniff_agent(rec: _Sniff) -> str | None:
         return forks.IFLOW if rec.uuid else None  # Claude Code's records, iFlow's ids
     if rec.uuid or rec.parentUuid:
         return claude_code.NAME
+    if rec.step_index is not None and rec.type:
+        return antigravity.NAME  # an Antigravity step log: numbered steps
+    if rec.type == "metadata" and rec.protocol_version is not None:
+        return kimi.NAME  # a Kimi Code wire log opens with its protocol
     if rec.type in droid.STREAM_TYPES and (rec.session_id or rec.sessionId):
         return droid.NAME  # `droid exec` stream-json: keyed by session, no tree
     if rec.type == "session" and (
@@ -301,7 +330,13 @@ def _sniff_agent(rec: _Sniff) -> str | None:
     return None
 
 
-def detect(path: Path, inode: int, fixed: str | None, known: Known | None = None) -> str | None:
+def detect(
+    path: Path,
+    inode: int,
+    fixed: str | None,
+    known: Known | None = None,
+    sniffed: Sniffed | None = None,
+) -> str | None:
     """The format of one file found under a root (``fixed``: the root's format)."""
     name = path.name
     if fixed is not None:
@@ -316,12 +351,12 @@ def detect(path: Path, inode: int, fixed: str | None, known: Known | None = None
     if by_name == cline.NAME:
         return extension_of(path) if name == cline.TASK_FILE else by_name
     if by_name == codex.NAME:  # a fork writes the same rollouts; its first record tells
-        return forks.TRAE if sniff(path, inode, known) == forks.TRAE else by_name
+        return forks.TRAE if sniff(path, inode, known, sniffed) == forks.TRAE else by_name
     if by_name is not None and by_name != session_log.NAME:
         return by_name
     if name.endswith((".jsonl", ".json")):
         # Unrecognised .jsonl stays a native log: its malformed lines are then counted.
-        return sniff(path, inode, known) or by_name
+        return sniff(path, inode, known, sniffed) or by_name
     return None
 
 
@@ -360,6 +395,7 @@ def discover_file(
     *,
     linked: bool = True,
     known: Known | None = None,
+    sniffed: Sniffed | None = None,
 ) -> Discovered | None:
     """One file under ``root`` (of format ``fixed``): its format and fingerprint.
 
@@ -378,7 +414,7 @@ def discover_file(
     if not stat.S_ISREG(st.st_mode):
         return _unreadable(path, fixed, FileStat.of_result(st), NotARegularFile.__name__)
     try:
-        fmt = detect(path, st.st_ino, fixed, known)
+        fmt = detect(path, st.st_ino, fixed, known, sniffed)
         if fmt is None:
             return None
         return Discovered(path, fmt, FORMATS[fmt].stat(path, st), declared=fixed is not None)
@@ -410,14 +446,17 @@ def _unreadable(path: Path, fixed: str | None, st: FileStat, error: str) -> Disc
 
 
 def scan(
-    root: Path, follow_symlinks: bool = False, known: Known | None = None
+    root: Path,
+    follow_symlinks: bool = False,
+    known: Known | None = None,
+    sniffed: Sniffed | None = None,
 ) -> Iterator[Discovered]:
     """Every transcript under ``root``, depth first; unreadable dirs are skipped.
 
     Linked directories are not walked; a linked file out of the root is a failed
     source unless ``follow_symlinks`` (see ``discover_file``).
     """
-    return scan_dirs(root, [root], follow_symlinks, known=known)
+    return scan_dirs(root, [root], follow_symlinks, known=known, sniffed=sniffed)
 
 
 def scan_dirs(
@@ -426,6 +465,7 @@ def scan_dirs(
     follow_symlinks: bool = False,
     listed: frozenset[Path] | None = None,
     known: Known | None = None,
+    sniffed: Sniffed | None = None,
 ) -> Iterator[Discovered]:
     """The transcripts in ``start`` (directories under ``root``) and below them, by
     the rules of a scan of ``root``. With ``listed``, a subdirectory in that set is
@@ -463,6 +503,7 @@ def scan_dirs(
                     follow_symlinks,
                     linked=entry.is_symlink(),
                     known=known,
+                    sniffed=sniffed,
                 )
             except OSError:
                 continue

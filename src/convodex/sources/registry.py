@@ -42,6 +42,8 @@ MODULES = {
     "mistral_vibe": "vibe",
     "grok": "grok",
     "amp": "amp",
+    "kimi": "kimi",
+    "antigravity": "antigravity",
 }
 
 
@@ -54,10 +56,7 @@ class _Formats(Mapping[str, "SourceFormat"]):
     def __getitem__(self, name: str) -> SourceFormat:
         fmt = self._loaded.get(name)
         if fmt is None:
-            module = importlib.import_module(f"convodex.sources.{MODULES[name]}")
-            table: dict[str, SourceFormat] = getattr(module, "FORMATS", {})
-            fmt = table.get(name) or module.FORMAT
-            self._loaded[name] = fmt
+            fmt = self._loaded[name] = _defined(name)
         return fmt
 
     def __iter__(self) -> Iterator[str]:
@@ -68,6 +67,20 @@ class _Formats(Mapping[str, "SourceFormat"]):
 
     def __contains__(self, name: object) -> bool:
         return name in MODULES
+
+
+def _defined(name: str) -> SourceFormat:
+    """The format ``name`` as its module defines it: in the module's ``FORMATS`` table
+    (a module of several formats), else as its ``FORMAT``; anything but a
+    ``SourceFormat`` of that name is a reader's mistake, named at once."""
+    from convodex.sources.base import SourceFormat
+
+    module = vars(importlib.import_module(f"convodex.sources.{MODULES[name]}"))
+    table = module.get("FORMATS")
+    fmt = table.get(name) if isinstance(table, dict) and name in table else module.get("FORMAT")
+    if not isinstance(fmt, SourceFormat) or fmt.name != name:
+        raise TypeError(f"convodex.sources.{MODULES[name]} defines no SourceFormat {name!r}")
+    return fmt
 
 
 FORMATS: Mapping[str, SourceFormat] = _Formats()
@@ -92,6 +105,6 @@ def fingerprint(fmt: str, path: str | os.PathLike[str]) -> FileStat:
 def source_stat(fmt: str, path: str | os.PathLike[str]) -> FileStat:
     """A source's fingerprint (its format's ``stat`` hook, else its file's stat): what
     scans compare with the stored checkpoint, and search with the indexed one."""
-    from convodex.sources.base import stat_of
+    from pathlib import Path
 
-    return stat_of(FORMATS[fmt], path)
+    return FORMATS[fmt].stat(Path(path))

@@ -102,6 +102,9 @@ def agent_roots() -> list[tuple[Path, str]]:
         (Path(os.environ.get("VIBE_HOME") or home / ".vibe") / "logs" / "session", "mistral_vibe"),
         (home / ".grok" / "sessions", "grok"),
         (xdg_data / "amp" / "threads", "amp"),
+        (Path(os.environ.get("KIMI_CODE_HOME") or home / ".kimi-code") / "sessions", "kimi"),
+        (home / ".gemini" / "antigravity-cli" / "brain", "antigravity"),
+        (home / ".gemini" / "antigravity" / "brain", "antigravity"),
     ]
     openclaw = os.environ.get("OPENCLAW_STATE_DIR")
     claws = [Path(openclaw)] if openclaw else []
