@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,8 +30,12 @@ from convodex.models import SessionDocument, SessionEntry, SyncItem, SyncReport,
 if TYPE_CHECKING:
     from convodex.catalog.service import HistoryService
 
-#: the most payload bytes one upload request carries (the hub accepts 16 MiB)
-PART_BYTES = 4 * 1024 * 1024
+#: the most payload bytes one upload request carries (the hub accepts 16 MiB in all;
+#: the rest is room for the session's facts and the JSON around the entries)
+PART_BYTES = 12 * 1024 * 1024
+#: sessions in flight at once: while the hub stores one, this machine reads and
+#: redacts the next (each upload thread has its own connection)
+UPLOADS = 3
 
 
 def _part(kind: str, text: str, tool: str | None) -> dict[str, Any]:
@@ -104,37 +110,56 @@ class Syncer:
         settings: HubSettings,
         *,
         dry_run: bool = False,
-        client: HubClient | None = None,
         on_item: Callable[[SyncItem], None] | None = None,
+        uploads: int = UPLOADS,
     ) -> None:
         self.service = service
         self.settings = settings
         self.dry_run = dry_run
-        self.client = client or HubClient(settings.url, settings.token)
+        self.uploads = max(1, uploads)
         self.state = SyncState(state_path(settings.url, settings.token))
         self.items: list[SyncItem] = []
         self.on_item = on_item
         self.bytes_sent = 0
+        self._lock = threading.Lock()
+        self._local = threading.local()
+        self._clients: list[HubClient] = []
+
+    @property
+    def client(self) -> HubClient:
+        """This thread's connection to the hub."""
+        client: HubClient | None = getattr(self._local, "client", None)
+        if client is None:
+            client = self._local.client = HubClient(self.settings.url, self.settings.token)
+            with self._lock:
+                self._clients.append(client)
+        return client
 
     def _note(self, row_agent: str, session_id: str, action: str, size: int = 0) -> None:
         item = SyncItem(agent=row_agent, session_id=session_id, action=action, bytes=size)
-        self.items.append(item)
-        if self.on_item is not None:
-            self.on_item(item)
+        with self._lock:
+            self.items.append(item)
+            if self.on_item is not None:
+                self.on_item(item)
+
+    def _record(self, point: Checkpoint, size: int = 0) -> None:
+        with self._lock:
+            self.state.record(point)
+            self.bytes_sent += size
 
     def run(self) -> SyncReport:
         started = time.perf_counter()
         try:
             rows = self.service.tree().rows
             seen = {(row.source_format, row.session_id) for row in rows}
-            for row in rows:
-                self._session(row)
+            self._sessions(rows)
             self._deletions(seen)
         finally:
             if not self.dry_run:
                 self.state.compact()
             self.state.close()
-            self.client.close()
+            for client in self._clients:
+                client.close()
         count = {a: sum(1 for i in self.items if i.action == a) for a in _ACTIONS}
         return SyncReport(
             hub=self.settings.url,
@@ -150,6 +175,22 @@ class Syncer:
             seconds=round(time.perf_counter() - started, 3),
             sessions=self.items,
         )
+
+    def _sessions(self, rows: list[TreeRow]) -> None:
+        """Every row, ``uploads`` at a time; the first error (the hub refused, or cannot
+        be reached) stops the run once the uploads in flight have ended."""
+        if self.uploads == 1 or len(rows) < 2:
+            for row in rows:
+                self._session(row)
+            return
+        pool = ThreadPoolExecutor(self.uploads, thread_name_prefix="convodex-sync")
+        try:
+            futures = [pool.submit(self._session, row) for row in rows]
+            done, _ = wait(futures, return_when=FIRST_EXCEPTION)
+            for future in done:
+                future.result()
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
 
     def _session(self, row: TreeRow) -> None:
         agent, sid = row.source_format, row.session_id
@@ -183,7 +224,7 @@ class Syncer:
         point = Checkpoint(agent, sid, row.session_path, stamp, digest)
         if known is not None and known.digest == digest:
             if not self.dry_run:
-                self.state.record(point)
+                self._record(point)
             self._note(agent, sid, "unchanged")
             return
         if self.dry_run:
@@ -199,11 +240,10 @@ class Syncer:
                 break
         state = answer.get("state") if isinstance(answer, dict) else None
         if state == "deleted":
-            self.state.record(Checkpoint(agent, sid, row.session_path, stamp, digest, True))
+            self._record(Checkpoint(agent, sid, row.session_path, stamp, digest, True))
             self._note(agent, sid, "deleted-on-hub")
             return
-        self.bytes_sent += len(body)
-        self.state.record(point)
+        self._record(point, len(body))
         self._note(agent, sid, "send" if state == "stored" else "unchanged", len(body))
 
     def _document(self, row: TreeRow) -> SessionDocument:
