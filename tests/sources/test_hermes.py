@@ -87,7 +87,7 @@ def test_store_sessions_in_order_with_tools(tmp_path: Path) -> None:
     messages = read_all(FORMATS["hermes"], build_store(tmp_path / "state.db"))
     by_session: dict[str | None, list[tuple[str, list[tuple[str, str | None]]]]] = {}
     for m in messages:
-        docs = [(d.kind, d.tool_name) for d in m.documents]
+        docs: list[tuple[str, str | None]] = [(d.kind, d.tool_name) for d in m.documents]
         by_session.setdefault(m.session_id, []).append((m.role, docs))
     # The content-less tool row is no message.
     assert by_session["01JCH1"] == [

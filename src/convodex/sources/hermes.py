@@ -101,7 +101,9 @@ def documents(msg: _Message, names: dict[str, str]) -> tuple[str, list[Any]]:
     parts.blocks(msg.content)
     for call in _calls(msg.tool_calls):
         if isinstance(call, dict):
-            function = call.get("function") if isinstance(call.get("function"), dict) else {}
+            function = call.get("function")
+            if not isinstance(function, dict):
+                function = {}
             parts.call(call.get("id"), function.get("name"), function.get("arguments"))
     return parts.build(role)
 
