@@ -282,3 +282,35 @@ def test_search_hub_shows_hub_hits_beside_local_ones(
     )
     assert missing.returncode == 1
     assert b"no hub" in missing.stderr and b"Traceback" not in missing.stderr
+
+
+def test_forks_and_sub_agents_point_at_the_hub_copy_they_came_from(
+    db: Database, people: People, hub: str, tmp_path: Path
+) -> None:
+    """A local session that names the one it came from (a Claude Code sub-agent here)
+    is a hub session whose ``forkedFrom`` is that one's hub copy; a parent kept off the
+    hub (excluded) is never named."""
+    token = people.tokens["alice"]
+    desk = _machine(tmp_path, "desk")
+    private = str(tmp_path / "work" / "private")
+    desk.configure(hub, token, exclude=[private])
+    app = str(tmp_path / "work" / "app")
+    main = desk.write("s-main", app, "plan the migration", "delegating to a sub-agent")
+    desk.write("s-secret", private, "private plans", "kept here")
+
+    def sub_agent(parent: str, name: str, text: str) -> None:
+        written = write_claude_session(tmp_path / "scratch", name, app, [("user", text, T0)])
+        folder = main.parent / parent / "subagents"
+        folder.mkdir(parents=True, exist_ok=True)
+        written.rename(folder / f"{name}.jsonl")
+
+    sub_agent("s-main", "agent-a1", "migrate the users table")
+    sub_agent("s-secret", "agent-b2", "look at the private plans")
+    report = desk.sync()
+    assert (report["sent"], report["excluded"], report["failed"]) == (3, 1, 0)
+    listed = {s["title"]: s for s in _hub_sessions(hub, token)}
+    parent = listed["plan the migration"]
+    assert parent["forkedFrom"] is None
+    assert listed["migrate the users table"]["forkedFrom"] == parent["id"]
+    assert listed["look at the private plans"]["forkedFrom"] is None
+    assert desk.sync()["sent"] == 0
