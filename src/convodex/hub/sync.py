@@ -114,11 +114,14 @@ class Syncer:
         dry_run: bool = False,
         on_item: Callable[[SyncItem], None] | None = None,
         uploads: int = UPLOADS,
+        stop: threading.Event | None = None,
     ) -> None:
         self.service = service
         self.settings = settings
         self.dry_run = dry_run
         self.uploads = max(1, uploads)
+        #: set: no further session is started (the ones in flight end)
+        self.stop = stop or threading.Event()
         self.state = SyncState(state_path(settings.url, settings.token))
         self.items: list[SyncItem] = []
         self.on_item = on_item
@@ -166,7 +169,7 @@ class Syncer:
         finally:
             if not self.dry_run:
                 self.state.compact()
-            self.state.close()
+            self.state.release()
             for client in self._clients:
                 client.close()
         count = {a: sum(1 for i in self.items if i.action == a) for a in _ACTIONS}
@@ -202,6 +205,8 @@ class Syncer:
             pool.shutdown(wait=True, cancel_futures=True)
 
     def _session(self, row: TreeRow) -> None:
+        if self.stop.is_set():
+            return
         agent, sid = row.source_format, row.session_id
         if not self.settings.shares(row.workspace_root, row.session_path):
             self._note(agent, sid, "excluded")
@@ -273,6 +278,8 @@ class Syncer:
 
     def _deletions(self, seen: set[tuple[str, str]]) -> None:
         for point in list(self.state.done.values()):
+            if self.stop.is_set():
+                return
             if point.deleted or point.key in seen or Path(point.path).exists():
                 continue
             if not self.dry_run:
