@@ -105,6 +105,9 @@ def agent_roots() -> list[tuple[Path, str]]:
         (Path(os.environ.get("KIMI_CODE_HOME") or home / ".kimi-code") / "sessions", "kimi"),
         (home / ".gemini" / "antigravity-cli" / "brain", "antigravity"),
         (home / ".gemini" / "antigravity" / "brain", "antigravity"),
+        (Path(os.environ.get("KIRO_HOME") or home / ".kiro") / "sessions" / "cli", "kiro"),
+        (vscode_user_dir("Kiro") / "globalStorage" / "kiro.kiroagent", "kiro_ide"),
+        (Path(os.environ.get("HERMES_HOME") or home / ".hermes"), "hermes"),
     ]
     openclaw = os.environ.get("OPENCLAW_STATE_DIR")
     claws = [Path(openclaw)] if openclaw else []
