@@ -148,3 +148,28 @@ def test_ranked_follows_rewrites_branches_discards_and_access(
     assert [h["sessionId"] for h in everyone] == [corpus["theirs"]]
     denied = http.get("/brain/search", params={"q": "bob", "mode": "ranked", "scope": "instance"})
     assert denied.status_code == 403
+
+
+def test_tsvector_text_is_the_general_form_whatever_the_tokens() -> None:
+    """The quick path (nothing to escape or cut) writes exactly the text every token
+    quoted, escaped and cut would give; quotes, backslashes, long, CJK and empty
+    tokens take the general path."""
+    import random
+
+    from convodex.server.dialects.postgresql import MAX_POSITION, PostgresDialect, _lexeme
+
+    def general(tokens: list[str]) -> str:
+        kept = tokens[:MAX_POSITION]
+        return " ".join(f"{_lexeme(t[:500])}:{n}" for n, t in enumerate(kept, 1))
+
+    dialect = PostgresDialect()
+    pieces = ["a", "deploy", "'", "\\", "部署", "x" * 600, ":", ""]
+    rng = random.Random(29)
+    for _ in range(3000):
+        tokens = [
+            "".join(rng.choices(pieces, k=rng.randint(1, 3))) for _ in range(rng.randint(0, 9))
+        ]
+        assert dialect.tokens_param(tokens) == general(tokens), tokens
+    many = ["w"] * (MAX_POSITION + 10)
+    assert dialect.tokens_param(many) == general(many)
+    assert dialect.tokens_param(None) is None

@@ -1,21 +1,25 @@
 """``convodex sync``: push this machine's local sessions into a hub (SPEC S6, X11).
 
-Each local session (its effective branch, as ``convodex show`` reads it) becomes one
-hub session keyed by (machine, agent, session id), with its title, project, agent
-and message times. A session is read only when its transcript changed since the
-last confirmed upload, and sent only when what would be sent changed (a digest of
-it): a second run sends nothing. Likely secrets are masked before anything leaves
-the machine (``[hub] redact``, on by default) by the library's redaction, the same
-as ``export --redact``; home directories in the project path become ``~``. Sessions
-whose transcript is gone are deleted on the hub, and the hub keeps them deleted.
+Each local session (its effective branch, as ``convodex show`` reads it) becomes one hub
+session keyed by (machine, agent, session id), with its title, project, agent and
+message times; a fork or sub-agent session names the hub copy of the session it came
+from (``forkedFrom``), when that one is shared too. A session is read only when its
+transcript changed since the last confirmed upload, and sent only when what would be
+sent changed (a digest of it): a second run sends nothing. Likely secrets are masked
+before anything leaves the machine (``[hub] redact``, on by default) by the library's
+redaction, the same as ``export --redact``; home directories in the project path become
+``~``. Sessions whose transcript is gone are deleted on the hub, and the hub keeps them
+deleted.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,8 +32,12 @@ from convodex.models import SessionDocument, SessionEntry, SyncItem, SyncReport,
 if TYPE_CHECKING:
     from convodex.catalog.service import HistoryService
 
-#: the most payload bytes one upload request carries (the hub accepts 16 MiB)
-PART_BYTES = 4 * 1024 * 1024
+#: the most payload bytes one upload request carries (the hub accepts 16 MiB in all;
+#: the rest is room for the session's facts and the JSON around the entries)
+PART_BYTES = 12 * 1024 * 1024
+#: sessions in flight at once: while the hub stores one, this machine reads and
+#: redacts the next (each upload thread has its own connection)
+UPLOADS = 3
 
 
 def _part(kind: str, text: str, tool: str | None) -> dict[str, Any]:
@@ -104,37 +112,66 @@ class Syncer:
         settings: HubSettings,
         *,
         dry_run: bool = False,
-        client: HubClient | None = None,
         on_item: Callable[[SyncItem], None] | None = None,
+        uploads: int = UPLOADS,
+        stop: threading.Event | None = None,
     ) -> None:
         self.service = service
         self.settings = settings
         self.dry_run = dry_run
-        self.client = client or HubClient(settings.url, settings.token)
+        self.uploads = max(1, uploads)
+        #: set: no further session is started (the ones in flight end)
+        self.stop = stop or threading.Event()
         self.state = SyncState(state_path(settings.url, settings.token))
         self.items: list[SyncItem] = []
         self.on_item = on_item
         self.bytes_sent = 0
+        self._lock = threading.Lock()
+        self._local = threading.local()
+        self._clients: list[HubClient] = []
+        #: the (agent, session id) of every local session this run may share
+        self._shared: set[tuple[str, str]] = set()
+
+    @property
+    def client(self) -> HubClient:
+        """This thread's connection to the hub."""
+        client: HubClient | None = getattr(self._local, "client", None)
+        if client is None:
+            client = self._local.client = HubClient(self.settings.url, self.settings.token)
+            with self._lock:
+                self._clients.append(client)
+        return client
 
     def _note(self, row_agent: str, session_id: str, action: str, size: int = 0) -> None:
         item = SyncItem(agent=row_agent, session_id=session_id, action=action, bytes=size)
-        self.items.append(item)
-        if self.on_item is not None:
-            self.on_item(item)
+        with self._lock:
+            self.items.append(item)
+            if self.on_item is not None:
+                self.on_item(item)
+
+    def _record(self, point: Checkpoint, size: int = 0) -> None:
+        with self._lock:
+            self.state.record(point)
+            self.bytes_sent += size
 
     def run(self) -> SyncReport:
         started = time.perf_counter()
         try:
             rows = self.service.tree().rows
             seen = {(row.source_format, row.session_id) for row in rows}
-            for row in rows:
-                self._session(row)
+            self._shared = {
+                (row.source_format, row.session_id)
+                for row in rows
+                if self.settings.shares(row.workspace_root, row.session_path)
+            }
+            self._sessions(rows)
             self._deletions(seen)
         finally:
             if not self.dry_run:
                 self.state.compact()
-            self.state.close()
-            self.client.close()
+            self.state.release()
+            for client in self._clients:
+                client.close()
         count = {a: sum(1 for i in self.items if i.action == a) for a in _ACTIONS}
         return SyncReport(
             hub=self.settings.url,
@@ -151,7 +188,25 @@ class Syncer:
             sessions=self.items,
         )
 
+    def _sessions(self, rows: list[TreeRow]) -> None:
+        """Every row, ``uploads`` at a time; the first error (the hub refused, or cannot
+        be reached) stops the run once the uploads in flight have ended."""
+        if self.uploads == 1 or len(rows) < 2:
+            for row in rows:
+                self._session(row)
+            return
+        pool = ThreadPoolExecutor(self.uploads, thread_name_prefix="convodex-sync")
+        try:
+            futures = [pool.submit(self._session, row) for row in rows]
+            done, _ = wait(futures, return_when=FIRST_EXCEPTION)
+            for future in done:
+                future.result()
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
     def _session(self, row: TreeRow) -> None:
+        if self.stop.is_set():
+            return
         agent, sid = row.source_format, row.session_id
         if not self.settings.shares(row.workspace_root, row.session_path):
             self._note(agent, sid, "excluded")
@@ -178,12 +233,16 @@ class Syncer:
             "project": home_relative(document.project),
             "team": self.settings.team,
         }
+        if row.parent_id and (agent, row.parent_id) in self._shared:
+            # A fork or sub-agent session names the one it came from (its hub copy),
+            # never one this machine keeps to itself.
+            facts["forkedFrom"] = row.parent_id
         body = encode({**facts, "entries": entries})
         digest = hashlib.sha256(body).hexdigest()
         point = Checkpoint(agent, sid, row.session_path, stamp, digest)
         if known is not None and known.digest == digest:
             if not self.dry_run:
-                self.state.record(point)
+                self._record(point)
             self._note(agent, sid, "unchanged")
             return
         if self.dry_run:
@@ -199,11 +258,10 @@ class Syncer:
                 break
         state = answer.get("state") if isinstance(answer, dict) else None
         if state == "deleted":
-            self.state.record(Checkpoint(agent, sid, row.session_path, stamp, digest, True))
+            self._record(Checkpoint(agent, sid, row.session_path, stamp, digest, True))
             self._note(agent, sid, "deleted-on-hub")
             return
-        self.bytes_sent += len(body)
-        self.state.record(point)
+        self._record(point, len(body))
         self._note(agent, sid, "send" if state == "stored" else "unchanged", len(body))
 
     def _document(self, row: TreeRow) -> SessionDocument:
@@ -220,6 +278,8 @@ class Syncer:
 
     def _deletions(self, seen: set[tuple[str, str]]) -> None:
         for point in list(self.state.done.values()):
+            if self.stop.is_set():
+                return
             if point.deleted or point.key in seen or Path(point.path).exists():
                 continue
             if not self.dry_run:
