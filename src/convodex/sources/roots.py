@@ -82,6 +82,10 @@ def agent_roots() -> list[tuple[Path, str]]:
         xdg_data / "goose" if sys.platform != "win32" else appdata / "Block" / "goose" / "data"
     )
     goose_dir = Path(goose_home) / "data" if goose_home else goose_dir
+    zed_dir = {
+        "darwin": home / "Library" / "Application Support" / "Zed",
+        "win32": Path(os.environ.get("LOCALAPPDATA") or home / "AppData" / "Local") / "Zed",
+    }.get(sys.platform, xdg_data / "zed")
     roots = [
         (claude / "projects", "claude_code"),
         (codex_home / "sessions", "codex"),
@@ -115,6 +119,7 @@ def agent_roots() -> list[tuple[Path, str]]:
         (vscode_user_dir("Kiro") / "globalStorage" / "kiro.kiroagent", "kiro_ide"),
         (Path(os.environ.get("HERMES_HOME") or home / ".hermes"), "hermes"),
         (goose_dir / "sessions", "goose"),
+        (zed_dir / "threads", "zed"),
     ]
     openclaw = os.environ.get("OPENCLAW_STATE_DIR")
     claws = [Path(openclaw)] if openclaw else []
