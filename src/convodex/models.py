@@ -406,6 +406,10 @@ class CatalogReport(Model):
     note: str | None
     # Every failed source, by path (``doctor --failed`` prints them).
     failed: list[FailedSource] = msgspec.field(default_factory=list)
+    # Healthy sources, not empty files, in which their reader found no message, by
+    # format: a shape the reader does not know (format drift) shows here, not as a
+    # missing search hit.
+    empty_by_format: dict[str, int] = msgspec.field(default_factory=dict)
 
 
 class ReindexReport(Model):
