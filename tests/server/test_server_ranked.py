@@ -9,6 +9,7 @@ access and branch rules. Over real HTTP on both databases.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -173,3 +174,49 @@ def test_tsvector_text_is_the_general_form_whatever_the_tokens() -> None:
     many = ["w"] * (MAX_POSITION + 10)
     assert dialect.tokens_param(many) == general(many)
     assert dialect.tokens_param(None) is None
+
+
+def _forget_tokens(db: Database) -> None:
+    """The journal as migration 0004 left it: search rows without ranked tokens."""
+    with db.write() as tx:
+        tx.run("UPDATE entries SET tokens = NULL")
+
+
+def test_entries_from_before_ranked_search_are_backfilled(
+    db: Database, people: People, http: httpx.Client, corpus: dict[str, str]
+) -> None:
+    from convodex.server.projection import backfill_tokens
+
+    before = _snippets(http, "rollback")
+    assert before  # found while every entry has its tokens
+    _forget_tokens(db)
+    assert _snippets(http, "rollback") == []
+    literal = http.get("/brain/search", params={"q": "rollback"}).json()["hits"]
+    assert literal  # literal search never needed them
+    with db.snapshot() as tx:
+        shown = tx.one("SELECT COUNT(*) FROM entries WHERE text IS NOT NULL")
+    assert shown is not None
+    assert backfill_tokens(db, batch=2) == shown[0]
+    assert _snippets(http, "rollback") == before
+    assert _snippets(http, "部署") == ["今天部署了新版本"]
+    assert backfill_tokens(db) == 0
+
+
+def test_the_server_backfills_as_it_starts(
+    db: Database, people: People, corpus: dict[str, str], tmp_path: Path
+) -> None:
+    """``convodex server serve`` fills them beside answering, by itself."""
+    import time
+
+    from server_fixtures import client_of_server
+
+    _forget_tokens(db)
+    with client_of_server(db, people, tmp_path) as (_, http):
+        deadline = time.monotonic() + 60
+        while len(_snippets(http, "rollback")) < 2:
+            assert time.monotonic() < deadline, "the server did not backfill"
+            time.sleep(0.05)
+        assert sorted(_snippets(http, "rollback")) == [
+            "the rollback plan is ready",
+            "we deploy on fridays, then rollback on mondays",
+        ]
