@@ -220,3 +220,35 @@ def test_the_server_backfills_as_it_starts(
             "the rollback plan is ready",
             "we deploy on fridays, then rollback on mondays",
         ]
+
+
+def test_ranked_pages_continue_exactly_with_a_cursor(
+    db: Database, people: People, http: httpx.Client
+) -> None:
+    """Paged with ``cursor``, the hits are the one-page answer in the same order: ties
+    in score (the same text) by time, ties in time by row; none twice, none lost."""
+    sid = create_session(db, people.alice.id, title="many")
+    for n in range(11):
+        # Three texts (three scores), some entries at the same moment.
+        text = ["deploy", "deploy the deploy", "we deploy it now and then"][n % 3]
+        append(db, sid, user(text), created_at=NOW + n // 2)
+    whole = http.get("/brain/search", params={"q": "deploy", "mode": "ranked", "limit": "200"})
+    assert whole.json()["nextCursor"] is None
+    everything = [(h["seq"], h["score"]) for h in whole.json()["hits"]]
+    assert len(everything) == 11
+    paged: list[tuple[int, float]] = []
+    cursor = None
+    while True:
+        params = {"q": "deploy", "mode": "ranked", "limit": "3"}
+        page = http.get(
+            "/brain/search", params={**params, **({"cursor": cursor} if cursor else {})}
+        )
+        assert page.status_code == 200, page.text
+        paged += [(h["seq"], h["score"]) for h in page.json()["hits"]]
+        cursor = page.json()["nextCursor"]
+        if cursor is None:
+            break
+    assert paged == everything
+    bad = http.get("/brain/search", params={"q": "deploy", "mode": "ranked", "cursor": "nope"})
+    assert bad.status_code == 400
+    assert bad.json()["error"] == "the cursor is not valid"

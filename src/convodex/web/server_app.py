@@ -35,7 +35,7 @@ from convodex.server import browse, intake, journal
 from convodex.server.accounts import Caller, authenticate
 from convodex.server.db import EPOCH, Database
 from convodex.server.inputs import check_seq
-from convodex.server.ranked import RankedFilters, search_ranked
+from convodex.server.ranked import RankedFilters, search_ranked_page
 from convodex.server.replica import ReadRouter
 from convodex.server.search import search_messages
 from convodex.web.errors import error_response, json_errors
@@ -216,7 +216,7 @@ async def search(request: Request) -> Response:
             until=params.get("until") or None,
         )
         ranked = await anyio.to_thread.run_sync(
-            lambda: search_ranked(
+            lambda: search_ranked_page(
                 _reads(request, caller),
                 caller,
                 params.get("q", ""),
@@ -224,10 +224,11 @@ async def search(request: Request) -> Response:
                 scope,
                 team=team,
                 filters=filters,
+                cursor=params.get("cursor") or None,
             ),
             limiter=state.search_limiter,
         )
-        return Response(models.encode({"hits": ranked}), media_type="application/json")
+        return Response(models.encode(ranked), media_type="application/json")
     if mode != "literal":
         raise QueryError("mode must be literal or ranked")
     hits = await anyio.to_thread.run_sync(
