@@ -119,24 +119,11 @@ def search_ranked(
     *,
     team: str | None = None,
     filters: RankedFilters | None = None,
-) -> list[RankedHit]:
-    """The best ``limit`` shown messages for an L12 query, best first (ties: newest)."""
-    return search_ranked_page(db, caller, text, limit, scope, team=team, filters=filters).hits
-
-
-def search_ranked_page(
-    db: Database,
-    caller: Caller,
-    text: str,
-    limit: int = 50,
-    scope: str = "account",
-    *,
-    team: str | None = None,
-    filters: RankedFilters | None = None,
     cursor: str | None = None,
 ) -> RankedPage:
-    """A page of :func:`search_ranked`'s order; ``cursor`` (a page's ``next_cursor``)
-    continues after that page's last hit, exactly (score, then time, then row)."""
+    """The best ``limit`` shown messages for an L12 query, best first (ties: newest);
+    ``cursor`` (a page's ``next_cursor``) continues after that page's last hit,
+    exactly (score, then time, then row)."""
     query = parse(text)  # a malformed query is one clear QueryError
     after = _decode_cursor(cursor) if cursor else None
     if limit <= 0:

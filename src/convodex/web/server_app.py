@@ -35,7 +35,7 @@ from convodex.server import browse, intake, journal
 from convodex.server.accounts import Caller, authenticate
 from convodex.server.db import EPOCH, Database
 from convodex.server.inputs import check_seq
-from convodex.server.ranked import RankedFilters, search_ranked_page
+from convodex.server.ranked import RankedFilters, search_ranked
 from convodex.server.replica import ReadRouter
 from convodex.server.search import search_messages
 from convodex.web.errors import error_response, json_errors
@@ -216,7 +216,7 @@ async def search(request: Request) -> Response:
             until=params.get("until") or None,
         )
         ranked = await anyio.to_thread.run_sync(
-            lambda: search_ranked_page(
+            lambda: search_ranked(
                 _reads(request, caller),
                 caller,
                 params.get("q", ""),
