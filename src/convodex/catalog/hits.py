@@ -19,7 +19,7 @@ import msgspec
 from convodex import config
 from convodex.catalog import spans
 from convodex.catalog.db import Catalog
-from convodex.catalog.rowids import SLOT_SHIFT, UNIT_MASK, kind_of, part_of
+from convodex.catalog.rowids import ADDRESSES, kind_of, part_of, unit_base
 from convodex.catalog.speed.wing import Wing
 from convodex.errors import NotFound, QueryError
 from convodex.models import ContextMessage, Hit
@@ -120,12 +120,12 @@ class Hydrator:
     def prefetch(self, addresses: Sequence[int]) -> None:
         """Where a page's candidates are, their sources and their records' spans, in
         three queries instead of three per candidate."""
-        bases = sorted({address & UNIT_MASK for address in addresses} - self._places.keys())
+        bases = sorted({unit_base(address) for address in addresses} - self._places.keys())
         placed: list[tuple[int, int]] = []
         for chunk in bound_runs(bases):
             for base, *place in self.catalog.db.execute(
                 "SELECT m.base, s.source_id, m.message, m.first_part, m.at, m.timed "
-                f"FROM messages AS m JOIN slots AS s ON s.slot = m.base >> {SLOT_SHIFT} "
+                f"FROM messages AS m JOIN slots AS s ON s.slot = {ADDRESSES.slot_sql('m.base')} "
                 f"WHERE m.base IN ({marks(chunk)})",
                 chunk,
             ):
@@ -137,9 +137,10 @@ class Hydrator:
     def _place(self, address: int) -> tuple[Any, ...] | None:
         """(source, message, first part, time, timed) of a document's unit, or None
         once it is gone."""
-        if address & UNIT_MASK not in self._places:
+        base = unit_base(address)
+        if base not in self._places:
             self.prefetch([address])
-        return self._places.get(address & UNIT_MASK)
+        return self._places.get(base)
 
     def source(self, source_id: int) -> SourceRow | None:
         if source_id not in self.sources:

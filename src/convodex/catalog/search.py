@@ -292,7 +292,7 @@ class Searcher:
             return sql, params
 
         try:
-            rows = self.speed.split(self.catalog, build, count, TABLES[table].slot_shift)
+            rows = self.speed.split(self.catalog, build, count, TABLES[table])
             if rows is not None:
                 return _candidates(rows, table)
             sql, params = build(None)
