@@ -63,6 +63,8 @@ if TYPE_CHECKING:
 
 # A rebuild refreshes listing summaries at most this often (the tree's own progress).
 LISTING_REFRESH_SECONDS = 1.0
+# Summaries the listing reads between two index batches at most.
+LISTING_BATCH = 256
 T = TypeVar("T")
 _NOT_WATCHING = threading.Event()  # a service without a file watcher: never set
 
@@ -512,7 +514,10 @@ class HistoryService:
             now = time.monotonic()
             if event.reason != "index" or now - last[0] > LISTING_REFRESH_SECONDS:
                 last[0] = now
-                self._listing().refresh(scheduler.catalog)
+                # Between batches a bounded share; after a scan, a hint or a removal,
+                # every summary still missing (the tree's "loading" count settles).
+                limit = LISTING_BATCH if event.reason == "index" else None
+                self._listing().refresh(scheduler.catalog, limit)
 
         return refresh
 
