@@ -321,6 +321,7 @@ async def sync_session(request: Request) -> Response:
             part=part,
             final=final,
             entries=entries,
+            forked_from=_opt_str(body, "forkedFrom"),
         )
     )
     return JSONResponse({"id": session_id, "state": state})
