@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -16,7 +17,10 @@ from convodex.catalog.service import HistoryService
 from convodex.catalog.stamps import FULL_LISTING
 from convodex.catalog.unchanged import FULL_SCAN_SECONDS
 from convodex.models import IndexStats
-from helpers import append_lines, write_session
+from helpers import FIXTURES, append_lines, write_claude_session, write_session
+
+HANDWRITTEN = FIXTURES / "handwritten" / "aider" / "project"
+SESSION = "5e5e5e5e-0000-4000-8000-000000000005"
 
 
 def message(text: str, role: str = "user") -> dict[str, str]:
@@ -128,3 +132,23 @@ def test_a_root_is_scanned_in_full_at_least_hourly(root: Path, cache_dir: Path) 
             )
     assert index(cache_dir, root).indexed == 1
     assert hits(cache_dir, root, "meadow") == 1
+
+
+def test_an_aider_history_in_a_named_workspace_leaves_it_to_a_run(
+    root: Path, cache_dir: Path, tmp_path: Path
+) -> None:
+    """A run also reads the Aider history of each workspace sessions name, outside the
+    roots; the no-op check does not know those, so it lets the run decide."""
+    from convodex.catalog.unchanged import AIDER_HISTORY
+    from convodex.sources import aider
+
+    assert AIDER_HISTORY == aider.HISTORY
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    now = int(time.time() * 1000)
+    write_claude_session(root, SESSION, str(workspace), [("user", "a windmill", now)])
+    backdate(root)
+    index(cache_dir, root)
+    assert index(cache_dir, root).indexed == 0
+    shutil.copy(HANDWRITTEN / AIDER_HISTORY, workspace / AIDER_HISTORY)
+    assert index(cache_dir, root).indexed == 1

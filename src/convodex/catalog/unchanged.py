@@ -6,7 +6,8 @@ Nothing changed when, for every root: its last full scan completed, less than
 listing began (every directory is stat'ed, no file listed: a directory whose entries
 are as the scan saw them holds no file it did not see); every known source's
 fingerprint is the indexed one and none is pending; and the bounded signature check
-(``stamps.verify_signatures``) finds no same-size, same-mtime edit. Anything else, or
+(``stamps.verify_signatures``) finds no same-size, same-mtime edit; and no workspace
+the sessions name holds an Aider history (a run scans those too). Anything else, or
 a tree too large to walk cheaply, is answered "maybe": the caller runs the indexer.
 A file whose kind only its content tells (an empty ``.jsonl`` that became a session
 without its directory changing) waits for the next full scan: at most an hour.
@@ -35,6 +36,9 @@ DIRS_PER_SOURCE, MIN_DIRS = 4, 256
 # Signatures re-read per no-op (a full run reads ``stamps.SIGNATURE_CHECKS``): a no-op
 # runs often (a hook, a timer), so the catalog is still gone round within a few runs.
 NOOP_SIGNATURE_CHECKS = 64
+# ``aider.HISTORY``: a run also scans the Aider history in each workspace sessions name
+# (``Indexer.workspace_roots``); where there is one, the run decides.
+AIDER_HISTORY = ".aider.chat.history.md"
 
 
 def unchanged(catalog: Catalog, roots: Sequence[Path], follow_symlinks: bool) -> IndexStats | None:
@@ -70,6 +74,8 @@ def unchanged(catalog: Catalog, roots: Sequence[Path], follow_symlinks: bool) ->
         limit = max(MIN_DIRS, DIRS_PER_SOURCE * sources)
         if not _tree_unmodified(root, listed_at - MARGIN_NS, limit):
             return None
+    if _aider_workspaces(catalog, roots):
+        return None
     if verify_signatures(catalog, NOOP_SIGNATURE_CHECKS):
         return None  # queued: the run reads them
     count = db.execute(
@@ -78,6 +84,17 @@ def unchanged(catalog: Catalog, roots: Sequence[Path], follow_symlinks: bool) ->
     ).fetchone()[0]
     seconds = round(time.perf_counter() - started, 3)
     return IndexStats(roots=len(root_ids), sources=int(count), seconds=seconds)
+
+
+def _aider_workspaces(catalog: Catalog, roots: Sequence[Path]) -> bool:
+    """Whether a workspace the sessions name, outside the roots, holds an Aider history."""
+    for (workspace,) in catalog.db.execute(
+        "SELECT DISTINCT workspace FROM sources WHERE workspace IS NOT NULL"
+    ):
+        folder = Path(str(workspace)).expanduser()
+        if (folder / AIDER_HISTORY).is_file() and not any(folder.is_relative_to(r) for r in roots):
+            return True
+    return False
 
 
 def _full_listing(catalog: Catalog, root_id: int) -> int | None:
