@@ -40,7 +40,7 @@ from pathlib import Path
 import corpus
 from baseline import baseline
 from bench_local import percentile
-from procs import timed
+from procs import peak_rss_kb, timed
 
 TARGET_MS = 30.0
 THIN = "convodex.warm.client"
@@ -54,19 +54,21 @@ class Command:
     argv: list[str]
     ok: tuple[int, ...] = (0,)
     samples: list[float] | None = None
-    rss_kb: list[int] | None = None  # peak RSS of each timed run
+    rss_kb: list[int] | None = None  # peak RSS of a few untimed runs
 
     env: dict[str, str] | None = None  # instead of the bench's own
 
     def run(self, env: dict[str, str]) -> float:
         """Milliseconds for one run, output discarded; a failing command stops the bench."""
-        ms, peak, code, _, stderr = timed(self.argv, self.env or env)
+        ms, code, _, stderr = timed(self.argv, self.env or env)
         if code not in self.ok:
             err = stderr.decode("utf-8", "replace").strip().splitlines()[-1:]
             raise SystemExit(f"error: {self.label} exited with {code}: {err}")
-        if self.rss_kb is not None:
-            self.rss_kb.append(peak)
         return ms
+
+    def measure_rss(self, env: dict[str, str]) -> None:
+        """Peak RSS of a few runs apart from the timed ones (GNU time around them)."""
+        self.rss_kb = [peak_rss_kb(self.argv, self.env or env) for _ in range(3)]
 
 
 def tool(name: str, hint: str) -> str:
@@ -188,11 +190,13 @@ def main() -> int:
         try:
             for command in commands:  # warm-up: page cache, catalog, interpreter files
                 command.run(env)
-                command.samples, command.rss_kb = [], []
+                command.samples = []
             for _ in range(args.runs):
                 for command in commands:
                     assert command.samples is not None
                     command.samples.append(command.run(env))
+            for command in commands:
+                command.measure_rss(env)
             served = subprocess.run(
                 [convodex, "service", "status", "--cache-dir", str(cache)],
                 env=warm,
