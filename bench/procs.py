@@ -36,9 +36,13 @@ def timed(
     import subprocess
     import time
 
-    feed = {"input": stdin} if stdin is not None else {"stdin": subprocess.DEVNULL}
     started = time.perf_counter()
-    done = subprocess.run(argv, env=env, capture_output=True, check=False, **feed)
+    if stdin is None:
+        done = subprocess.run(
+            argv, env=env, stdin=subprocess.DEVNULL, capture_output=True, check=False
+        )
+    else:
+        done = subprocess.run(argv, env=env, input=stdin, capture_output=True, check=False)
     return (time.perf_counter() - started) * 1000, done.returncode, done.stdout, done.stderr
 
 

@@ -455,9 +455,8 @@ class HistoryService:
 
         roots = [r for r in self.roots if r.is_dir()]
         same = self._guarded(lambda: unchanged(self.catalog, roots, self.follow_symlinks))
-        if same is not None:
-            self._guarded(lambda: self.speed.after_run(self.catalog))  # bands catch up
-            return same
+        if same is not None:  # bands an interrupted run left stale catch up at the next
+            return same  # run that changes something, or the hourly full scan
         from convodex.catalog.indexer import Indexer
 
         return self._guarded(

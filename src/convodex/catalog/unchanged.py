@@ -19,6 +19,7 @@ import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from stat import S_ISREG
 
 from convodex.catalog.db import Catalog
 from convodex.catalog.stamps import FULL_LISTING, verify_signatures
@@ -107,7 +108,7 @@ def _full_listing(catalog: Catalog, root_id: int) -> int | None:
 def _sources_same(catalog: Catalog, root_id: int) -> int | None:
     """How many sources the root has when each one's fingerprint is its indexed one and
     none waits to be read; None otherwise."""
-    from convodex.sources.registry import fingerprint
+    from convodex.sources.registry import OWN_STAT, fingerprint
 
     rows = catalog.db.execute(
         "SELECT path, format, size, mtime_ns, inode, pending FROM sources WHERE root_id = ?",
@@ -117,10 +118,17 @@ def _sources_same(catalog: Catalog, root_id: int) -> int | None:
         if pending:
             return None
         try:
-            st = fingerprint(str(fmt), str(path))
+            if fmt in OWN_STAT:
+                st = fingerprint(str(fmt), str(path))
+                seen = (st.size, st.mtime_ns, st.inode)
+            else:  # ``FileStat.of``, inline: one stat a source is most of the check
+                raw = os.stat(path)
+                if not S_ISREG(raw.st_mode):
+                    return None
+                seen = (raw.st_size, raw.st_mtime_ns, raw.st_ino)
         except Exception:  # gone, unreadable, no regular file any more: a run decides
             return None
-        if (st.size, st.mtime_ns, st.inode) != (size, mtime_ns, inode):
+        if seen != (size, mtime_ns, inode):
             return None
     return len(rows)
 
