@@ -482,6 +482,13 @@ class RankedHit(ServerHit):
     score: float
 
 
+class RankedPage(Model):
+    """A page of ranked hits, best first; ``next_cursor`` continues it."""
+
+    hits: list[RankedHit]
+    next_cursor: str | None
+
+
 class HubSession(Model):
     """One session of the hub as ``GET /brain/sessions`` lists it (SPEC S6)."""
 

@@ -450,11 +450,17 @@ class HistoryService:
         """Index the roots now, in this thread (scan, read, commit, clean up).
 
         A damaged catalog found on the way is quarantined and the run starts over on
-        the new one (a full rebuild).
+        the new one (a full rebuild). When nothing changed (``unchanged``: stats and
+        directory times only) neither the indexer nor a reader is loaded.
         """
-        from convodex.catalog.indexer import Indexer
+        from convodex.catalog.unchanged import unchanged
 
         roots = [r for r in self.roots if r.is_dir()]
+        same = self._guarded(lambda: unchanged(self.catalog, roots, self.follow_symlinks))
+        if same is not None:  # bands an interrupted run left stale catch up at the next
+            return same  # run that changes something, or the hourly full scan
+        from convodex.catalog.indexer import Indexer
+
         return self._guarded(
             lambda: Indexer(
                 self.catalog, budget, follow_symlinks=self.follow_symlinks, speed=self.speed
