@@ -79,6 +79,9 @@ class ContextMessage(Model):
     role: str
     text: str
     hit: bool
+    # Where the query's positive terms match ``text`` ([start, end) in code points),
+    # when the request named a query: what a surface marks.
+    highlights: list[tuple[int, int]] | UnsetType = UNSET
 
 
 class Hit(Model):
@@ -114,6 +117,9 @@ class Hit(Model):
     # (``cd … && claude --resume …``); null when the agent documents none (L15).
     resume_command: str | None = None
     around: list[ContextMessage] | UnsetType = UNSET
+    # Where the query's positive terms match ``snippet`` ([start, end) in code points,
+    # from the library's highlighter): what a surface marks, with no tokenizer of its own.
+    highlights: list[tuple[int, int]] = msgspec.field(default_factory=list)
 
 
 class RecentSession(Model):
@@ -196,6 +202,8 @@ class SessionMessage(Model):
     message_index: int
     role: str
     text: str
+    # As on ``ContextMessage``: the query's matches in ``text`` when a query was named.
+    highlights: list[tuple[int, int]] | UnsetType = UNSET
 
 
 class SessionView(Model):
@@ -472,6 +480,13 @@ class RankedHit(ServerHit):
     agent: str
     project: str
     score: float
+
+
+class RankedPage(Model):
+    """A page of ranked hits, best first; ``next_cursor`` continues it."""
+
+    hits: list[RankedHit]
+    next_cursor: str | None
 
 
 class HubSession(Model):

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from convodex.catalog.batches import signature
 from convodex.catalog.db import Catalog, open_catalog
 from convodex.catalog.indexer import Indexer
 from convodex.catalog.rowids import SLOT_SHIFT
+from convodex.catalog.stamps import signature
 from helpers import (
     CliRun,
     append_lines,

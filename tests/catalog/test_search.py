@@ -46,6 +46,8 @@ HIT_FIELDS = {
     "ref",
     # L15: the command that reopens the session (null when its agent has none)
     "resumeCommand",
+    # where the query matches the snippet: what a surface marks
+    "highlights",
 }
 
 TOOL_SESSION = [
@@ -86,6 +88,7 @@ def test_hit_carries_every_field(root: Path, catalog: Catalog) -> None:
     assert (hit["agent"], hit["project"]) == ("session-log", "/srv/k")
     assert hit["messageAt"] == 1000 and hit["ref"] == "s1#0"
     assert hit["resumeCommand"] is None  # convodex's own logs document no resume command
+    assert [hit["snippet"][a:b] for a, b in hit["highlights"]] == ["kraken"]
 
 
 def test_default_kinds_exclude_tool_output(root: Path, catalog: Catalog) -> None:

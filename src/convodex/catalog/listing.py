@@ -25,10 +25,10 @@ from typing import Literal
 
 import msgspec
 
-from convodex.catalog.batches import signature
 from convodex.catalog.db import Catalog
 from convodex.catalog.hits import first_user_title, title_from
 from convodex.catalog.search import RuntimeState
+from convodex.catalog.stamps import signature
 from convodex.models import Tree, TreeRow
 from convodex.sources.base import Budget, ReadResult, open_source
 from convodex.sources.discover import FORMATS

@@ -224,10 +224,11 @@ async def search(request: Request) -> Response:
                 scope,
                 team=team,
                 filters=filters,
+                cursor=params.get("cursor") or None,
             ),
             limiter=state.search_limiter,
         )
-        return Response(models.encode({"hits": ranked}), media_type="application/json")
+        return Response(models.encode(ranked), media_type="application/json")
     if mode != "literal":
         raise QueryError("mode must be literal or ranked")
     hits = await anyio.to_thread.run_sync(
