@@ -266,3 +266,19 @@ def test_the_keyboard_moves_through_hits_and_opens_one(root: Path, cache_dir: Pa
         expect(page.locator("#session-title")).to_have_text(title)
         page.keyboard.press("Escape")
         expect(page.locator("#q")).to_be_focused()
+
+
+def test_a_query_of_filters_only_lists_sessions(root: Path, cache_dir: Path) -> None:
+    """Issue 24: browsing without words lists the sessions, newest first; one opens whole."""
+    write_corpus(root)
+    with serving(root, cache_dir) as base, browser_page() as page:
+        page.goto(base + "/")
+        page.locator("#q").fill("agent:session-log")
+        items = page.locator("#hits .session-item")
+        expect(items).to_have_count(7)
+        expect(page.locator("#hits-count")).to_have_text("7 sessions")
+        expect(page.locator("#hits mark")).to_have_count(0)
+        items.filter(has_text="Staging deploy overheats").click()
+        expect(page.locator("#messages .msg")).to_have_count(15)
+        page.locator("#q").fill("agent:codex")
+        expect(page.locator("#hits-empty")).to_have_text("No sessions.")
