@@ -158,8 +158,12 @@ def test_the_settings_narrow_or_turn_off_the_split(monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv("CONVODEX_SEARCH_SHARES", "many")
     with pytest.raises(ConfigError, match="CONVODEX_SEARCH_SHARES must be an integer"):
         Accelerators.from_config()
+    monkeypatch.setenv("CONVODEX_ACCELERATORS", "eager")
+    monkeypatch.setenv("CONVODEX_SEARCH_SHARES", "2")
+    eager = Accelerators.from_config()
+    assert eager.helper_process and eager.helper_min_bytes == 1 and eager.bands
     monkeypatch.setenv("CONVODEX_ACCELERATORS", "sometimes")
-    with pytest.raises(ConfigError, match="CONVODEX_ACCELERATORS must be on or off"):
+    with pytest.raises(ConfigError, match="CONVODEX_ACCELERATORS must be on, off or eager"):
         Accelerators.from_config()
 
 

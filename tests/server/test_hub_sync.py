@@ -386,14 +386,30 @@ def test_background_sync_tells_an_unreachable_hub_once(
     assert background.failing and background.last is None
 
 
-def test_one_sync_at_a_time_per_hub_and_account(tmp_path: Path) -> None:
+def test_one_sync_at_a_time_per_hub_and_account(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """serve's background sync and a sync by hand never write one checkpoint file at
     once: the second is refused with one line until the first lets go."""
-    from convodex.hub.state import SyncBusy, SyncState
+    from convodex.hub.state import SyncBusy, SyncState, state_path
 
-    path = tmp_path / "hub" / "sync-test.jsonl"
+    desk = _machine(tmp_path, "desk")
+    url, token = f"http://127.0.0.1:{free_port()}", "cdx_test"
+    desk.configure(url, token)
+    desk.write("s-1", "/work/app", "a question", "an answer")
+    monkeypatch.setenv("CONVODEX_HOME", desk.env()["CONVODEX_HOME"])
+    path = state_path(url, token)
     first = SyncState(path)
     with pytest.raises(SyncBusy, match="another sync of this hub is running"):
         SyncState(path)
+    refused = subprocess.run(desk.command(), env=desk.env(), capture_output=True, timeout=300)
+    assert refused.returncode != 0
+    assert b"Traceback" not in refused.stderr
+    assert (
+        refused.stderr.decode()
+        .strip()
+        .splitlines()[-1]
+        .endswith("another sync of this hub is running on this machine")
+    )
     first.release()
     SyncState(path).release()

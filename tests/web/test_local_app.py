@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from convodex import config
 from convodex.catalog.db import open_catalog
@@ -391,3 +392,27 @@ def test_two_processes_share_one_catalog(tmp_path: Path, cache_dir: Path) -> Non
 def test_serve_refuses_a_non_loopback_bind(cli: CliRun) -> None:
     result = cli("serve", "--host", "0.0.0.0", "--port", "1")
     assert result.exit_code == 2 and "refusing to bind" in result.output
+
+
+def test_the_trees_loading_count_settles_once_indexed(
+    root: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 24: no row says "loading" for good once the index is complete: more sessions
+    than one listing refresh summarizes, and a source that failed (counted unreadable)."""
+    monkeypatch.setenv("CONVODEX_REPLAY_MAX_RECORD_BYTES", "2000")
+    for n in range(300):
+        write_session(root, f"s{n:03}", convo(f"word{n}", 2))
+    huge = json.dumps({"role": "user", "content": "alpha " + "x" * 3000})
+    (root / "huge.jsonl").write_text(huge + "\n")
+    with serving(service(cache_dir, [root])) as client:
+        wait_for(lambda: progress(client)["state"] == "complete", timeout=120)
+        assert progress(client)["failed"] == 1
+
+        def settled() -> bool:
+            tree = client.get("/tree", params={"progressive": 1}).json()
+            return bool(tree["pendingMetadata"] == 0 and tree["failedMetadata"] == 1)
+
+        wait_for(settled, timeout=60)
+        tree = client.get("/tree", params={"progressive": 1}).json()
+        assert tree["listingState"] == "partial" and len(tree["rows"]) == 301
+        assert sum(r["messageCount"] == 2 for r in tree["rows"]) == 300

@@ -6,21 +6,19 @@ tokenizing (Python) overlap with FTS5 inserts (SQLite) on two cores.
 
 from __future__ import annotations
 
-import hashlib
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
 from convodex.catalog.rowids import first_part, number, subagent_flag, unit_address, unit_key
+from convodex.catalog.stamps import safe_signature, signature
 from convodex.models import IndexStats
 from convodex.sources.base import (
     Budget,
     ReadResult,
     SessionInfo,
     SourceMessage,
-    open_source,
 )
 from convodex.sources.discover import FORMATS, FileStat, source_stat
 from convodex.text.query import tool_token
@@ -29,7 +27,6 @@ from convodex.text.tokens import TAIL_MARK, TOOL_MARK, cjk_run_tails, tokenize
 BATCH_BYTES = 8 * 1024 * 1024
 # Message times SQLite can store (a signed 64-bit integer of milliseconds).
 TIME_MIN, TIME_MAX = -(2**63), 2**63 - 1
-SIGNATURE_WINDOW = 4096
 # Whatever goes wrong reading one source fails that source, never the run (L5
 # isolation): budgets, OS errors, and a reader's surprise at hostile input alike.
 SOURCE_FAILURES = (Exception,)
@@ -59,27 +56,6 @@ def title_place(info: SessionInfo | None) -> tuple[int | None, int | None]:
     if info is None or not info.title_located:
         return None, None
     return info.title_span if info.title_span is not None else (-1, None)
-
-
-def signature(path: str | os.PathLike[str], offset: int) -> bytes:
-    """Fingerprint of the bytes before ``offset``: its first and last 4 KiB and its length.
-
-    Cheap enough to check on every append without rereading the indexed prefix.
-    """
-    digest = hashlib.blake2b(offset.to_bytes(8, "little"), digest_size=16)
-    with open_source(path) as handle:
-        digest.update(handle.read(min(offset, SIGNATURE_WINDOW)))
-        start = max(0, offset - SIGNATURE_WINDOW)
-        handle.seek(start)
-        digest.update(handle.read(offset - start))
-    return digest.digest()
-
-
-def safe_signature(path: str | os.PathLike[str], offset: int) -> bytes | None:
-    try:
-        return signature(path, offset)
-    except OSError:
-        return None
 
 
 class Checkpoint(NamedTuple):

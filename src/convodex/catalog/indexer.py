@@ -118,7 +118,7 @@ class Indexer:
         with self.catalog.transaction() as db:
             generation = self._next_generation(db)
             db.execute("UPDATE roots SET scan_generation = ? WHERE id = ?", (generation, root_id))
-            record_listing(db, root_id, listed_at)  # the freshness check lists since then
+            record_listing(db, root_id, listed_at, full=True)  # checks list since then
             known = {
                 row[0]: row[1:] for row in db.execute(f"SELECT path, {_KNOWN_COLUMNS} FROM sources")
             }

@@ -63,6 +63,8 @@ if TYPE_CHECKING:
 
 # A rebuild refreshes listing summaries at most this often (the tree's own progress).
 LISTING_REFRESH_SECONDS = 1.0
+# Summaries the listing reads between two index batches at most.
+LISTING_BATCH = 256
 T = TypeVar("T")
 _NOT_WATCHING = threading.Event()  # a service without a file watcher: never set
 
@@ -448,11 +450,17 @@ class HistoryService:
         """Index the roots now, in this thread (scan, read, commit, clean up).
 
         A damaged catalog found on the way is quarantined and the run starts over on
-        the new one (a full rebuild).
+        the new one (a full rebuild). When nothing changed (``unchanged``: stats and
+        directory times only) neither the indexer nor a reader is loaded.
         """
-        from convodex.catalog.indexer import Indexer
+        from convodex.catalog.unchanged import unchanged
 
         roots = [r for r in self.roots if r.is_dir()]
+        same = self._guarded(lambda: unchanged(self.catalog, roots, self.follow_symlinks))
+        if same is not None:  # bands an interrupted run left stale catch up at the next
+            return same  # run that changes something, or the hourly full scan
+        from convodex.catalog.indexer import Indexer
+
         return self._guarded(
             lambda: Indexer(
                 self.catalog, budget, follow_symlinks=self.follow_symlinks, speed=self.speed
@@ -512,7 +520,10 @@ class HistoryService:
             now = time.monotonic()
             if event.reason != "index" or now - last[0] > LISTING_REFRESH_SECONDS:
                 last[0] = now
-                self._listing().refresh(scheduler.catalog)
+                # Between batches a bounded share; after a scan, a hint or a removal,
+                # every summary still missing (the tree's "loading" count settles).
+                limit = LISTING_BATCH if event.reason == "index" else None
+                self._listing().refresh(scheduler.catalog, limit)
 
         return refresh
 

@@ -78,7 +78,8 @@ class BackgroundSync:
     def _once(self) -> None:
         self.runs += 1
         try:
-            report = Syncer(self.service, self.settings, stop=self._stop).run()
+            # One session at a time: a background sync stays light beside the page.
+            report = Syncer(self.service, self.settings, uploads=1, stop=self._stop).run()
         except SyncBusy:
             return  # a sync by hand is running: it does this turn's work
         except ConvodexError as exc:
