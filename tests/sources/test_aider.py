@@ -218,3 +218,33 @@ def test_a_lost_history_leaves_its_prompts_searchable(tmp_path: Path, cli: CliRu
     assert [(h["kind"], h["sessionTitle"]) for h in found] == [
         ("user_text", "make the greeting mention a wombat")
     ]
+
+
+def test_two_runs_at_once_leave_no_prompt_to_the_prompt_log(tmp_path: Path) -> None:
+    """Two aider runs in one folder at once: the prompt log interleaves their prompts,
+    the history holds one run after the other. Every prompt is dated from the log and
+    none is taken for a prompt only the log holds."""
+    history = (
+        "\n# aider chat started at 2026-05-09 06:00:00\n\n"
+        "#### first run asks about otters  \n\n"
+        "#### first run asks about herons  \n\n"
+        "\n# aider chat started at 2026-05-09 06:05:00\n\n"
+        "#### second run asks about badgers  \n\n"
+    )
+    log = "".join(
+        f"\n# {stamp}\n+{text}\n"
+        for stamp, text in [
+            ("2026-05-09 06:00:10.000000", "first run asks about otters"),
+            ("2026-05-09 06:05:10.000000", "second run asks about badgers"),
+            ("2026-05-09 06:09:10.000000", "first run asks about herons"),
+        ]
+    )
+    (tmp_path / aider.HISTORY).write_text(history)
+    (tmp_path / aider.INPUT_HISTORY).write_text(log)
+    assert not aider.FORMAT.claims(tmp_path / aider.INPUT_HISTORY, True)
+    dated = {m.text(): m.created_at for m in read_all(aider.FORMAT, tmp_path / aider.HISTORY)}
+    assert dated == {
+        "first run asks about otters": local_ms("2026-05-09 06:00:10"),
+        "first run asks about herons": local_ms("2026-05-09 06:09:10"),
+        "second run asks about badgers": local_ms("2026-05-09 06:05:10"),
+    }

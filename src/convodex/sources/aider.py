@@ -271,9 +271,16 @@ def _matched(
     buf: bytes, found: list[_Session], entries: list[_Entry]
 ) -> tuple[dict[int, int], set[int]]:
     """Each message's time by offset (a prompt's from the prompt log, in order), and
-    the prompt-log entries the history holds."""
+    the prompt-log entries the history holds. Two runs in one folder at once put their
+    prompts in the log interleaved and in the history one run after the other: a
+    prompt not found just ahead is paired with the earliest unpaired entry of the
+    same text anywhere, so it is neither lost from the history nor doubled in the
+    prompt log's own session."""
     times: dict[int, int] = {}
     matched: set[int] = set()
+    by_text: dict[str, list[int]] = {}
+    for n, entry in enumerate(entries):
+        by_text.setdefault(entry.text, []).append(n)
     cursor = 0
     for session in found:
         latest = session.started
@@ -281,11 +288,23 @@ def _matched(
             if block.kind == "user":
                 prompt = _comparable(_prompt(buf[block.offset : block.end]))
                 ahead = entries[cursor : cursor + 64]  # a prompt log can miss lines
-                match = next((n for n, e in enumerate(ahead) if e.text == prompt), None)
+                match = next(
+                    (
+                        n
+                        for n, e in enumerate(ahead)
+                        if e.text == prompt and cursor + n not in matched
+                    ),
+                    None,
+                )
                 if match is not None:
                     latest = ahead[match].ms
                     matched.add(cursor + match)
                     cursor += match + 1
+                else:
+                    elsewhere = next((n for n in by_text.get(prompt, ()) if n not in matched), None)
+                    if elsewhere is not None:
+                        latest = entries[elsewhere].ms
+                        matched.add(elsewhere)
             if latest is not None:
                 times[block.offset] = latest
     return times, matched
