@@ -6,18 +6,21 @@ functions: `convodex --version`, and `convodex search` for a rare word, a common
 word (`the`), a phrase and a CJK word (`迁移`) over an indexed Claude Code corpus,
 each without a service and with one running (`convodex service start`: the warm
 path, SPEC L20), beside `python3 -c pass` (the floor; the venv's `python -c pass`
-too) and ripgrep (`rg -i -l --hidden`) on the same files. With --base DIR (a checkout
-of an older commit) that tree's `python -m convodex search` runs too, beside this
-tree's. Every command gets one warm-up run, then ``--runs`` timed runs, interleaved
-so load drifts hit all of them alike; each line prints p50 and p95 and how far p50
-is from the floor and from ripgrep.
+too) and ripgrep (`rg -i -l --hidden`) on the same files. With --base DIR or REV (a
+checkout of an older commit, or a git revision such as `HEAD~1`) that tree's
+`python -m convodex search` and `--version` run too, beside this tree's. Each line
+also gives the process's peak RSS; two lines time the imports alone (the thin
+client a short command loads first, and the click CLI). Every command gets one
+warm-up run, then ``--runs`` timed runs, interleaved so load drifts hit all of them
+alike; each line prints p50 and p95 and how far p50 is from the floor and from
+ripgrep.
 Targets (issue 28): with a service every search within 25 ms of the floor at p50
 and faster than ripgrep; without one, no slower than the base (issue 9: 30 ms).
 
 The corpus is generated once into bench/.corpus/ (see corpus.py) unless --corpus is
 given; it is indexed into a temporary cache first.
 Usage: bench/bench_cli.py [--mb 200] [--seed 1] [--corpus DIR] [--runs 10] [--rare WORD]
-       [--base DIR]
+       [--base DIR|REV]
 """
 
 from __future__ import annotations
@@ -35,9 +38,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import corpus
+from baseline import baseline
 from bench_local import percentile
+from procs import peak_rss_kb, timed
 
 TARGET_MS = 30.0
+THIN = "convodex.warm.client"
 WARM_TARGET_MS = 25.0
 RG_INSTALL = "ripgrep (rg) is not installed: apt-get install ripgrep (or brew install ripgrep)"
 
@@ -48,24 +54,21 @@ class Command:
     argv: list[str]
     ok: tuple[int, ...] = (0,)
     samples: list[float] | None = None
+    rss_kb: list[int] | None = None  # peak RSS of a few untimed runs
 
     env: dict[str, str] | None = None  # instead of the bench's own
 
     def run(self, env: dict[str, str]) -> float:
         """Milliseconds for one run, output discarded; a failing command stops the bench."""
-        started = time.perf_counter()
-        done = subprocess.run(
-            self.argv,
-            env=self.env or env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            check=False,
-        )
-        elapsed = (time.perf_counter() - started) * 1000
-        if done.returncode not in self.ok:
-            err = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:]
-            raise SystemExit(f"error: {self.label} exited with {done.returncode}: {err}")
-        return elapsed
+        ms, code, _, stderr = timed(self.argv, self.env or env)
+        if code not in self.ok:
+            err = stderr.decode("utf-8", "replace").strip().splitlines()[-1:]
+            raise SystemExit(f"error: {self.label} exited with {code}: {err}")
+        return ms
+
+    def measure_rss(self, env: dict[str, str]) -> None:
+        """Peak RSS of a few runs apart from the timed ones (GNU time around them)."""
+        self.rss_kb = [peak_rss_kb(self.argv, self.env or env) for _ in range(3)]
 
 
 def tool(name: str, hint: str) -> str:
@@ -125,10 +128,9 @@ def main() -> int:
     corpus.add_arguments(ap)
     ap.add_argument("--runs", type=int, default=10, help="timed runs per command (10)")
     ap.add_argument("--rare", help="the rare word (default: one session's needle)")
-    ap.add_argument("--base", type=Path, help="an older checkout to compare with (A/B)")
+    ap.add_argument("--base", help="an older checkout or git revision to compare with (A/B)")
     args = ap.parse_args()
-    if args.base is not None and not (args.base / "src" / "convodex").is_dir():
-        raise SystemExit(f"error: --base {args.base} is not a convodex checkout")
+    base = baseline(args.base) if args.base is not None else None
 
     rg = tool("rg", RG_INSTALL)
     python3 = interpreter(tool("python3", "python3 is not on PATH"))
@@ -154,14 +156,24 @@ def main() -> int:
         index_s, indexed = index(convodex, root, cache, env)
         size = sum(p.stat().st_size for p in root.rglob("*") if p.is_file()) / 1e6
         print(f"corpus: {root} ({size:.1f} MB); indexed in {index_s:.1f} s: {indexed}")
+        py = sys.executable
         commands = [
             Command("python3 -c pass", [python3, "-c", "pass"]),
-            Command("venv python -c pass", [sys.executable, "-c", "pass"]),
+            Command("venv python -c pass", [py, "-c", "pass"]),
+            # What a short command imports before it knows whether a service answers
+            # (the console script and the thin client), and what the CLI adds.
+            Command("import the thin client", [py, "-c", "import convodex.__main__, " + THIN]),
+            Command("import the click CLI", [py, "-c", "import convodex.cli.main"]),
             Command("convodex --version", [convodex, "--version"]),
         ]
         base_env = None
-        if args.base is not None:
-            base_env = {**env, "PYTHONPATH": str(args.base.resolve() / "src")}
+        if base is not None:
+            base_env = {**env, "PYTHONPATH": str(base / "src")}
+            commands.append(
+                Command(
+                    "base convodex --version", [py, "-m", "convodex", "--version"], env=base_env
+                )
+            )
         for name, query in queries.items():
             search = [convodex, "search", query, "--cache-dir", str(cache)]
             commands.append(Command(f"convodex search {name} {query!r}", search))
@@ -183,6 +195,8 @@ def main() -> int:
                 for command in commands:
                     assert command.samples is not None
                     command.samples.append(command.run(env))
+            for command in commands:
+                command.measure_rss(env)
             served = subprocess.run(
                 [convodex, "service", "status", "--cache-dir", str(cache)],
                 env=warm,
@@ -193,7 +207,7 @@ def main() -> int:
         finally:
             stop = [convodex, "service", "stop", "--cache-dir", str(cache)]
             subprocess.run(stop, env=warm, check=False, stdout=subprocess.DEVNULL)
-        report(commands, queries, args.runs)
+        report(commands, queries, args.runs, base)
         print(f"service: {served}")
         for name, query in queries.items():
             print(f"  {name} {query!r}: {counts(convodex, rg, query, root, cache, env)}")
@@ -203,7 +217,7 @@ def main() -> int:
     return 0
 
 
-def report(commands: list[Command], queries: dict[str, str], runs: int) -> None:
+def report(commands: list[Command], queries: dict[str, str], runs: int, base: Path | None) -> None:
     def p50(label: str) -> float:
         found = next(c for c in commands if c.label.startswith(label))
         assert found.samples is not None
@@ -211,12 +225,13 @@ def report(commands: list[Command], queries: dict[str, str], runs: int) -> None:
 
     floor = p50("python3 -c pass")
     print(f"{runs} warm runs each; floor = python3 -c pass, p50 {floor:.1f} ms")
-    print(f"{'command':<34}{'p50 ms':>8}{'p95 ms':>8}{'- floor':>9}{'/ floor':>8}{'/ rg':>7}")
+    header = f"{'command':<34}{'p50 ms':>8}{'p95 ms':>8}{'- floor':>9}{'/ floor':>8}"
+    print(f"{header}{'RSS MiB':>8}{'/ rg':>7}")
     for c in commands:
-        assert c.samples is not None
+        assert c.samples is not None and c.rss_kb is not None
         median, p95 = statistics.median(c.samples), percentile(c.samples, 0.95)
         line = f"{c.label:<34}{median:>8.1f}{p95:>8.1f}{median - floor:>+9.1f}"
-        line += f"{median / floor:>7.2f}x"
+        line += f"{median / floor:>7.2f}x{statistics.median(c.rss_kb) / 1024:>8.1f}"
         if c.label.startswith("convodex search"):
             name = c.label.split()[2]
             line += f"{median / p50(f'rg -i -l {name}'):>6.2f}x"
@@ -227,6 +242,8 @@ def report(commands: list[Command], queries: dict[str, str], runs: int) -> None:
         elif c.label.startswith("this -m search"):
             name = c.label.split()[3]
             line += f"  ({p50(f'base -m search {name}') / median:.2f}x the base)"
+        elif c.label == "convodex --version" and base is not None:
+            line += f"  ({p50('base convodex --version') / median:.2f}x the base)"
         print(line)
     misses = [name for name in queries if p50(f"convodex search {name}") - floor > TARGET_MS]
     verdict = "met" if not misses else f"missed by: {', '.join(misses)}"

@@ -22,7 +22,9 @@ the index time) compares the readers on equal content.
 Readers the generator has no writer for (agents that write another agent's format,
 agents read from their public samples only) get a row each from their samples in
 tests/fixtures, copied under distinct names until ``--sample-mb`` MB (``sample:`` rows;
-the same bytes again and again, so a rate, not a corpus).
+the same bytes again and again, so a rate, not a corpus); a reader of one database
+holding every session (Goose, Hermes, Zed) gets its SQL sample's rows copied into one
+database of that size.
 
 Usage: python bench/bench_formats.py [--mb 100] [--seed 1] [--corpus DIR] [--runs 1]
                                      [--formats native,qwen,…|all] [--profile N]
@@ -63,7 +65,7 @@ REASONS = {
     "opencode": "a file per message and per part: ~2,000 files/MB to open, read and stat",
     "cursor-store": "a SQLite file per session, opened read-only once to list and once to read",
 }
-DATABASES = ("opencode.db", "store.db", "state.vscdb")
+DATABASES = ("opencode.db", "store.db", "state.vscdb", "sessions.db", "state.db", "threads.db")
 FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures"
 # Readers without a corpus writer: (public sample, where copy ``n`` goes in the root).
 SAMPLES = {
@@ -73,6 +75,38 @@ SAMPLES = {
         "project/session-{n:06d}.jsonl",
     ),
     "openclaw": ("openclaw/agent-sessions-large.jsonl", "main/sessions/{n:06d}.jsonl"),
+    "mistral_vibe": (
+        "mistral-vibe/irrlicht/3-1_foreground-subagent/transcript.jsonl",
+        "session_{n:06d}/messages.jsonl",
+    ),
+    "grok": ("grok/agent-sessions/chat_history.jsonl", "cwd/{n:06d}/chat_history.jsonl"),
+    "amp": ("amp/idea-de-espend-ml-llm/T-019c2505-6bed-73de-8e27-51899656b47b.json", "T-{n}.json"),
+    "kimi": (
+        "kimi/agent-sessions-assistant_tools.jsonl",
+        "wd_project_0123456789ab/session_{n:06d}/agents/main/wire.jsonl",
+    ),
+    "antigravity": (
+        "antigravity/irrlicht/3-1_foreground-subagent/transcript.jsonl",
+        "{n:06d}/.system_generated/logs/transcript.jsonl",
+    ),
+    "kiro": ("kiro/irrlicht/2-2_auto-executed-tool-call/transcript.jsonl", "{n:06d}.jsonl"),
+    "kiro_ide": (
+        "kiro/cli-continues/workspace-sessions/test-workspace/test-session-1.json",
+        "workspace-sessions/ws/{n:06d}.json",
+    ),
+}
+# Readers of one database holding every session: (SQL sample, the database's place in
+# the root, per table the text columns that name a row or its session). The sample's
+# rows are copied, doubling, each copy's names suffixed (so a copied message names its
+# copied session), until the database holds ``--sample-mb``.
+DATABASE_SAMPLES = {
+    "goose": (
+        "goose/deja-vu-goose.sql",
+        "sessions.db",
+        {"sessions": ("id",), "messages": ("session_id", "message_id")},
+    ),
+    "hermes": ("hermes/deja-vu-hermes.sql", "state.db", {"messages": ("session_id",)}),
+    "zed": ("zed/deja-vu-zed.sql", "threads/threads.db", {"threads": ("id",)}),
 }
 AIDER_FILES = (".aider.chat.history.md", ".aider.input.history")
 
@@ -182,8 +216,38 @@ def warm(root: Path) -> None:
             path.read_bytes()
 
 
+def database_root(fmt: str, mb: float, into: Path) -> Path:
+    """A root holding one database: the public sample's rows, copied to about ``mb`` MB."""
+    sql, place, names = DATABASE_SAMPLES[fmt]
+    root = into / fmt
+    path = root / place
+    path.parent.mkdir(parents=True, exist_ok=True)
+    db = sqlite3.connect(path)
+    db.executescript((FIXTURES / sql).read_text("utf-8"))
+    for round_ in range(64):  # doubling: 64 rounds is more than any size needs
+        if path.stat().st_size >= mb * 1e6:
+            break
+        for table, columns in names.items():
+            info = list(db.execute(f"SELECT name, pk, type FROM pragma_table_info('{table}')"))
+            values = []
+            for name, pk, kind in info:
+                if name in columns:
+                    values.append(f"{name} || '-{round_}'")
+                elif pk and kind.upper() == "INTEGER":
+                    values.append("NULL")  # a new row id
+                else:
+                    values.append(name)
+            listed = ", ".join(name for name, _, _ in info)
+            db.execute(f"INSERT INTO {table} ({listed}) SELECT {', '.join(values)} FROM {table}")
+        db.commit()
+    db.close()
+    return root
+
+
 def sample_root(fmt: str, mb: float, into: Path) -> Path:
     """A root of copies of a reader's public sample, about ``mb`` MB in all."""
+    if fmt in DATABASE_SAMPLES:
+        return database_root(fmt, mb, into)
     sample, layout = SAMPLES[fmt]
     data = (FIXTURES / sample).read_bytes()
     root = into / fmt
@@ -200,7 +264,7 @@ def sample_rows(args: argparse.Namespace, native_rate: float) -> None:
 
     written = {w.agent for w in corpus.WRITERS.values()}
     for fmt in (name for name in FORMATS if name not in written):
-        if fmt not in SAMPLES:
+        if fmt not in SAMPLES and fmt not in DATABASE_SAMPLES:
             print(f"sample:{fmt:<8} no corpus writer and no sample")
             continue
         work = Path(tempfile.mkdtemp(prefix=f"bench-{fmt}-"))

@@ -148,7 +148,7 @@ def search_figures(db: Database, caller: Caller, repeat: int) -> None:
 
                 def run(query: str = query, mode: str = mode, scope: str = scope) -> int:
                     if mode == "ranked":
-                        return len(search_ranked(db, caller, query, 20, scope))
+                        return len(search_ranked(db, caller, query, 20, scope).hits)
                     return len(search_messages(db, caller, query, 20, scope))
 
                 hits = run()

@@ -7,8 +7,9 @@ Prints, in one run, with the machine's load beside every figure:
   the parse-only floor; `convodex index` MB/s on two cores and pinned to one
   (`taskset -c 0`), each as a share of the floor; the catalog as a share of the corpus;
   the CPU seconds and peak RSS of the whole indexing process tree (parent + helper);
-- with --base DIR (a checkout of an older commit, e.g. `git worktree add /tmp/base
-  main`): the same runs of that tree's convodex, interleaved, and the speed-ups;
+- with --base DIR or REV (a checkout of an older commit, or a git revision such as
+  `HEAD~1`, exported for the run): the same runs of that tree's convodex,
+  interleaved, and the speed-ups;
 - on a 1 GB native history: how long after `convodex index` starts the newest 1% of
   sessions (by file mtime) are searchable (polled from another connection for each
   session's unique `needle<n>` marker), the whole run's MB/s, catalog share, peak RSS;
@@ -17,7 +18,8 @@ Prints, in one run, with the machine's load beside every figure:
   beside `rg -i -l`, and the common word without its band (ranked by FTS5),
   alternately in the run.
 Usage: bench/bench_local.py [--mb 200] [--big-mb 1024] [--formats native,claude-code]
-       [--corpus DIR] [--base DIR] [--runs 30] [--noop-runs 7] [--no-big] [--no-search]
+       [--corpus DIR] [--base DIR|REV] [--runs 30] [--noop-runs 7] [--no-big] [--no-search]
+       [--noop-only]
 """
 
 from __future__ import annotations
@@ -39,7 +41,8 @@ from pathlib import Path
 import msgspec
 
 import corpus
-from procs import children
+from baseline import baseline
+from procs import children, peak_rss_kb, timed
 
 TARGETS = {
     "cc_two_cores_mb_s": 60.0,
@@ -241,7 +244,8 @@ def bench_corpus(
 def bench_noop(root: Path, base: Path | None, runs: int) -> None:
     """A re-index with nothing changed (issue 28: <= 100 ms on 200 MB): whole `convodex
     index` processes over a current catalog, interleaved with the base tree's and
-    `python -c pass`; the index's own seconds (its JSON) beside the process's."""
+    `python -c pass`; the index's own seconds (its JSON) beside the process's, and the
+    process's peak RSS."""
     trees: list[tuple[str, Path | None]] = [("this", None)]
     if base is not None:
         trees.insert(0, ("base", base))
@@ -251,28 +255,42 @@ def bench_noop(root: Path, base: Path | None, runs: int) -> None:
             index(root, caches[tree], base=checkout)
         wall: dict[str, list[float]] = {tree: [] for tree, _ in [*trees, ("python", None)]}
         own: dict[str, list[float]] = {tree: [] for tree, _ in trees}
-        for _ in range(runs):
-            started = time.perf_counter()
-            subprocess.run([sys.executable, "-c", "pass"], check=True)
-            wall["python"].append(time.perf_counter() - started)
+        rss: dict[str, list[int]] = {tree: [] for tree, _ in trees}
+        # An installed package has its bytecode (the first run writes it here): without,
+        # every run would compile what changed since (50-80 ms no user pays).
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        for n in range(runs + 1):  # the first round writes bytecode: not counted
+            ms, _, _, _ = timed([sys.executable, "-c", "pass"], env)
+            if n:
+                wall["python"].append(ms)
             for tree, checkout in trees:
-                env = dict(os.environ)
+                tree_env = dict(env)
                 if checkout is not None:
-                    env["PYTHONPATH"] = str(checkout / "src")
+                    tree_env["PYTHONPATH"] = str(checkout / "src")
                 command = [sys.executable, "-m", "convodex", "index", "--root", str(root)]
                 command += ["--cache-dir", str(caches[tree]), "--json"]
-                started = time.perf_counter()
-                done = subprocess.run(command, env=env, capture_output=True, check=True)
-                wall[tree].append(time.perf_counter() - started)
-                stats = json.loads(done.stdout)["stats"]
+                ms, code, out, err = timed(command, tree_env)
+                if code != 0:
+                    raise SystemExit(f"error: the no-op index failed: {err[-300:]!r}")
+                stats = json.loads(out)["stats"]
                 assert stats["indexed"] == 0, "a no-op re-index indexed something"
-                own[tree].append(stats["seconds"])
-    p50 = {tree: statistics.median(values) * 1000 for tree, values in wall.items()}
-    print(f"no-op re-index ({runs} runs, p50):   load {load()}")
-    print(f"  python -c pass: {p50['python']:6.0f} ms")
+                if n:
+                    wall[tree].append(ms)
+                    own[tree].append(stats["seconds"] * 1000)
+        for tree, checkout in trees:  # apart from the timed runs: GNU time around it
+            tree_env = dict(env)
+            if checkout is not None:
+                tree_env["PYTHONPATH"] = str(checkout / "src")
+            command = [sys.executable, "-m", "convodex", "index", "--root", str(root)]
+            rss[tree].append(peak_rss_kb([*command, "--cache-dir", str(caches[tree])], tree_env))
+    p50 = {tree: statistics.median(values) for tree, values in wall.items()}
+    print(f"no-op re-index ({runs} runs each, interleaved):   load {load()}")
+    print(f"  python -c pass: p50 {p50['python']:6.0f} ms")
     for tree, _ in trees:
-        line = f"  {tree:4} process: {p50[tree]:6.0f} ms, the index itself "
-        line += f"{statistics.median(own[tree]) * 1000:5.0f} ms"
+        line = f"  {tree:4} process: p50 {p50[tree]:6.0f} ms, p95 "
+        line += f"{percentile(wall[tree], 0.95):6.0f} ms, the index itself "
+        line += f"{statistics.median(own[tree]):5.0f} ms, peak RSS "
+        line += f"{statistics.median(rss[tree]) / 1024:4.0f} MiB"
         if tree == "this" and "base" in p50:
             line += f"  | {p50['base'] / p50['this']:.2f}x faster than the base"
         print(line + "  (target <= 100 ms on 200 MB)")
@@ -462,28 +480,29 @@ def main() -> int:
     corpus.add_arguments(ap)
     ap.add_argument("--formats", default="native,claude-code", help="corpora to index")
     ap.add_argument("--big-mb", type=float, default=1024.0, help="the large history (MiB)")
-    ap.add_argument("--base", type=Path, help="an older checkout to compare with (A/B)")
+    ap.add_argument("--base", help="an older checkout or git revision to compare with (A/B)")
     ap.add_argument("--rounds", type=int, default=1, help="index runs per case (best kept)")
     ap.add_argument("--runs", type=int, default=30, help="runs per search query")
     ap.add_argument("--noop-runs", type=int, default=7, help="no-op re-index runs")
     ap.add_argument("--no-big", action="store_true", help="skip the large history")
     ap.add_argument("--no-search", action="store_true", help="skip search latency")
+    ap.add_argument("--noop-only", action="store_true", help="only the no-op re-index")
     args = ap.parse_args()
     if shutil.which("taskset") is None:
         raise SystemExit("error: taskset not found (util-linux): it pins a run to one core")
-    if args.base is not None and not (args.base / "src" / "convodex").is_dir():
-        raise SystemExit(f"error: --base {args.base} is not a convodex checkout")
+    base = baseline(args.base) if args.base is not None else None
     print(f"{os.cpu_count()} cores; uptime: {subprocess.getoutput('uptime').strip()}")
     names = [args.corpus.name] if args.corpus else corpus.parse_formats(args.formats)
     last: tuple[Path, corpus.Manifest | None] | None = None
     for name in names:
         root, manifest = corpus.for_bench(args.corpus, name, args.mb, args.seed)
-        bench_corpus(name if manifest else "given", root, args.base, args.rounds)
-        bench_noop(root, args.base, args.noop_runs)
+        if not args.noop_only:
+            bench_corpus(name if manifest else "given", root, base, args.rounds)
+        bench_noop(root, base, args.noop_runs)
         last = (root, manifest)
-    if not args.no_big and args.corpus is None:
-        bench_newest(args.big_mb, args.seed, args.base)
-    if not args.no_search and last is not None:
+    if not args.no_big and args.corpus is None and not args.noop_only:
+        bench_newest(args.big_mb, args.seed, base)
+    if not args.no_search and last is not None and not args.noop_only:
         print()
         bench_search(last[0], last[1], args.runs)
     print(f"\nuptime: {subprocess.getoutput('uptime').strip()}")

@@ -39,7 +39,7 @@ from typing import Any
 import corpus
 from convodex.catalog.db import open_catalog
 from convodex.catalog.plan import SearchRequest
-from convodex.catalog.rowids import PARTS_PER_UNIT, TABLES
+from convodex.catalog.rowids import TABLES
 from convodex.catalog.search import Searcher
 from convodex.config import catalog_path
 from convodex.models import to_builtins
@@ -110,10 +110,10 @@ def snapshot(cache: Path, queries: Sequence[str] = QUERIES) -> dict[str, Any]:
         for table, layout in TABLES.items():
             out[table] = db.execute(
                 f"SELECT src.path, m.message, "
-                f"m.first_part + ((t.rowid >> {layout.kind_bits}) & {PARTS_PER_UNIT - 1}), "
-                f"{layout.kind_sql('t.rowid')}, t.rowid & {layout.subagent_bit} FROM {table} AS t "
+                f"m.first_part + {layout.part_sql('t.rowid')}, "
+                f"{layout.kind_sql('t.rowid')}, {layout.subagent_sql('t.rowid')} FROM {table} AS t "
                 f"JOIN messages AS m ON m.base = {layout.base_sql('t.rowid')} "
-                f"JOIN slots AS s ON s.slot = t.rowid >> {layout.slot_shift} "
+                f"JOIN slots AS s ON s.slot = {layout.slot_sql('t.rowid')} "
                 "JOIN sources AS src ON src.id = s.source_id ORDER BY 1, 2, 3, 4"
             ).fetchall()
             count = db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]

@@ -58,15 +58,17 @@ def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(params=["off", "on"])
 def accelerators(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """Run a behaviour test twice: with no accelerator (the core alone) and with every
-    one (``catalog/speed``); the answers must be the same. Services and the CLI read
-    the environment; direct searches use ``helpers.speed``."""
+    one at work however small the test's history (``Accelerators.eager``: the helper
+    process on every index run, a band for every frequent word, searches split); the
+    answers must be the same. Services and the CLI read the environment; direct
+    searches and index runs use ``helpers.speed``."""
     import helpers
-    from convodex.catalog.speed.settings import Accelerators
+    from convodex.catalog.speed.settings import EAGER, Accelerators
     from convodex.catalog.speed.wing import Wing
 
     on = request.param == "on"
-    monkeypatch.setenv("CONVODEX_ACCELERATORS", request.param)
-    wing = Wing(Accelerators.everything() if on else Accelerators())
+    monkeypatch.setenv("CONVODEX_ACCELERATORS", EAGER if on else "off")
+    wing = Wing(Accelerators.eager() if on else Accelerators())
     helpers.SPEED.append(wing)
     try:
         yield request.param

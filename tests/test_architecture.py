@@ -31,6 +31,7 @@ MAX_LINES = 600
 ALLOWED: dict[str, set[str]] = {
     "errors": set(),
     "models": set(),
+    "server_models": {"models"},  # the server's and the hub's answers
     "sqlite": set(),
     "config": {"errors"},
     "text": {"errors"},  # pure: the one exception tree and nothing else
@@ -39,10 +40,10 @@ ALLOWED: dict[str, set[str]] = {
     "writer": {"errors", "hints"},
     "catalog": {"config", "errors", "hints", "models", "sources", "sqlite", "text"},
     "sessions": {"catalog", "config", "errors", "models", "sources", "text"},
-    "server": {"config", "errors", "models", "sqlite", "text"},
+    "server": {"config", "errors", "models", "server_models", "sqlite", "text"},
     "recall": {"catalog", "config", "errors", "models", "sources", "text"},
     "agents": {"config", "errors"},  # agents' own config files: edited, never searched
-    "hub": {"catalog", "config", "errors", "models", "sessions", "text"},  # sync's client
+    "hub": {"catalog", "config", "errors", "models", "server_models", "sessions", "text"},
     PACKAGE: {"catalog", "config", "errors", "models", "sessions", "sources", "text"},
 }
 LIBRARY = set(ALLOWED)
@@ -272,6 +273,94 @@ def test_every_registered_format_is_a_source_format_of_its_name() -> None:
     for name in FORMATS:
         fmt = FORMATS[name]
         assert isinstance(fmt, SourceFormat) and fmt.name == name, name
+
+
+# A document's address and each table's rowids are computed, moved and decoded in
+# ``catalog/rowids.py`` alone: no other module takes its bit layout (these names, these
+# attributes of a ``rowids.Table``) or shifts and masks a rowid, an address, a base, a
+# slot, a unit or a key, in Python or in SQL. Readers number their own records
+# (``sources/``), and shipped migrations are never edited.
+ROWIDS = f"{PACKAGE}.catalog.rowids"
+ROWID_EXEMPT = (ROWIDS, f"{PACKAGE}.catalog.migrations", f"{PACKAGE}.sources")
+ROWID_BITS = {
+    "UNIT_BITS",
+    "KEY_SUBAGENT",
+    "KEY_SLOT_SHIFT",
+    "UNITS_PER_SLOT",
+    "PART_BITS",
+    "PARTS_PER_UNIT",
+    "PART_SHIFT",
+    "UNIT_SHIFT",
+    "SLOT_SHIFT",
+    "SUBAGENT_BIT",
+    "KIND_BITS",
+    "KIND_OF_BITS",
+    "UNIT_MASK",
+    "SLOT_SPAN",
+}
+ROWID_ATTRIBUTES = {"low", "kind_bits", "kind_mask", "subagent_bit", "slot_shift"}
+ROWID_OPERANDS = re.compile(r"rowid|address|base|slot|unit|key", re.IGNORECASE)
+ROWID_SQL = re.compile(r"(rowid|base|slot)\)?\s*(>>|<<|&)", re.IGNORECASE)
+
+
+def rowid_arithmetic(source: str) -> list[str]:
+    """Where a module's code does what only ``rowids`` may (line: what)."""
+    tree = ast.parse(source)
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+    }
+    found = []
+    for node in ast.walk(tree):
+        what = None
+        if isinstance(node, ast.ImportFrom) and (node.module or "").endswith("rowids"):
+            taken = sorted({alias.name for alias in node.names} & ROWID_BITS)
+            what = f"imports {taken}" if taken else None
+        elif isinstance(node, ast.Attribute) and node.attr in ROWID_ATTRIBUTES:
+            what = f".{node.attr}"
+        elif isinstance(node, ast.BinOp) and isinstance(
+            node.op, ast.LShift | ast.RShift | ast.BitAnd
+        ):
+            operands = [ast.get_source_segment(source, o) or "" for o in (node.left, node.right)]
+            if any(ROWID_OPERANDS.search(o) for o in operands):
+                what = ast.get_source_segment(source, node)
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in docstrings
+            and ROWID_SQL.search(node.value)
+        ):
+            what = f"SQL {node.value.strip()[:60]!r}"
+        if what is not None:
+            found.append(f"{getattr(node, 'lineno', '?')}: {what}")
+    return found
+
+
+def test_only_rowids_computes_moves_or_decodes_a_document_address() -> None:
+    found = {
+        name: where
+        for name, path in modules().items()
+        if not name.startswith(ROWID_EXEMPT)
+        and (where := rowid_arithmetic(path.read_text(encoding="utf-8")))
+    }
+    assert not found, f"rowid arithmetic outside catalog/rowids.py (use its functions): {found}"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from convodex.catalog.rowids import SLOT_SHIFT",
+        "base = address & mask",
+        "slot = DOCUMENTS.slot_shift",
+        "sql = f'SELECT rowid >> {n} FROM documents'",
+        "sql = f'SELECT 1 FROM messages AS m WHERE (m.base) & {n}'",
+    ],
+)
+def test_the_rowid_check_sees_arithmetic(source: str) -> None:
+    assert rowid_arithmetic(source)
 
 
 @pytest.mark.parametrize(

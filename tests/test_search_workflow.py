@@ -234,7 +234,8 @@ def test_text_output_groups_marks_and_ends_with_counts(
     lines = out.splitlines()
     assert lines[0].startswith("session ") and " · session-log · ~/gamma · 2026-" in lines[0]
     assert lines[1].startswith("  #0 user_text: session")
-    assert lines[-1].startswith("4 hits in ") and " · more: --page 2" in lines[-1]
+    # Grouped by session (L19): 4 sessions, counting every matching part of them.
+    assert lines[-1].startswith("8 hits in 4 sessions") and " · more: --page 2" in lines[-1]
     assert "\x1b[" not in out
     colored = cli("search", "common", "--limit", "1", "--color", "always").output
     assert "\x1b[33m\x1b[1mcommon\x1b[0m" in colored
@@ -260,5 +261,5 @@ def test_messages_without_a_time_take_their_sessions_activity(cli: CliRun, tmp_p
         older, [{"role": "user", "content": "kestrel late", "createdAt": 1_760_000_000_000}]
     )
     as_json(cli("index", "--root", str(root), "--json"))
-    hits = search(cli, "kestrel", "--sort", "newest")["hits"]
+    hits = search(cli, "kestrel", "--sort", "newest", "--no-group")["hits"]
     assert [h["ref"] for h in hits] == ["older#0", "older#1", "newer#0"]

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from convodex.catalog.plan import SearchRequest
+from convodex.catalog.search import progress_sentence
 from convodex.catalog.service import HistoryService
 from convodex.config import MAX_SEARCH_LIMIT
 from convodex.errors import QueryError
@@ -123,18 +124,11 @@ def definitions() -> list[dict[str, Any]]:
 
 
 def progress_line(progress: Progress) -> str | None:
-    """The first line of a result whose index is not complete, else None."""
-    if progress.state == "degraded":
-        return "index is read-only (degraded mode); results may be stale"
-    if progress.total == 0:
-        if progress.state == "empty":
-            return "the first scan of the transcript folders has not finished yet"
-        return "no transcripts were found: there is nothing to search yet"
-    if progress.state == "complete":
+    """The first line of a result whose index is not complete (or holds nothing), else
+    None: the library's progress sentence."""
+    if progress.state == "complete" and progress.total > 0:
         return None
-    return (
-        f"index is still building ({progress.indexed}/{progress.total}); results may be incomplete"
-    )
+    return progress_sentence(progress)
 
 
 def iso_time(epoch_ms: int | None) -> str | None:

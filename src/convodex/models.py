@@ -37,7 +37,6 @@ __all__ = [
     "ReindexReport",
     "SearchPage",
     "ProgressState",
-    "ServerHit",
     "SessionDocument",
     "SessionEntry",
     "SessionMessage",
@@ -79,6 +78,9 @@ class ContextMessage(Model):
     role: str
     text: str
     hit: bool
+    # Where the query's positive terms match ``text`` ([start, end) in code points),
+    # when the request named a query: what a surface marks.
+    highlights: list[tuple[int, int]] | UnsetType = UNSET
 
 
 class Moment(Model):
@@ -135,6 +137,9 @@ class Hit(Model):
     # ``MOMENTS``), in rank order; absent ungrouped.
     moments: list[Moment] | UnsetType = UNSET
     around: list[ContextMessage] | UnsetType = UNSET
+    # Where the query's positive terms match ``snippet`` ([start, end) in code points,
+    # from the library's highlighter): what a surface marks, with no tokenizer of its own.
+    highlights: list[tuple[int, int]] = msgspec.field(default_factory=list)
 
 
 class RecentSession(Model):
@@ -238,6 +243,8 @@ class SessionMessage(Model):
     message_index: int
     role: str
     text: str
+    # As on ``ContextMessage``: the query's matches in ``text`` when a query was named.
+    highlights: list[tuple[int, int]] | UnsetType = UNSET
 
 
 class SessionView(Model):
@@ -440,6 +447,10 @@ class CatalogReport(Model):
     note: str | None
     # Every failed source, by path (``doctor --failed`` prints them).
     failed: list[FailedSource] = msgspec.field(default_factory=list)
+    # Healthy sources, not empty files, in which their reader found no message, by
+    # format: a shape the reader does not know (format drift) shows here, not as a
+    # missing search hit.
+    empty_by_format: dict[str, int] = msgspec.field(default_factory=dict)
 
 
 class ReindexReport(Model):
@@ -489,97 +500,6 @@ class RecallReceipt(Model, kw_only=True, omit_defaults=True):
     bytes: int = 0
     millis: int = 0
     error: str | None = None
-
-
-# -- conversation server (S) --------------------------------------------------------
-
-
-class ServerHit(Model):
-    """One conversation-server hit (SPEC S3), newest first."""
-
-    session_id: str
-    session_title: str
-    seq: int
-    role: str
-    snippet: str
-    ts: str
-    owner_id: str
-
-
-class RankedHit(ServerHit):
-    """One ranked hub hit (SPEC S6): the literal hit's fields, where it came from, and
-    its score (higher is better; comparable within one response only)."""
-
-    machine: str
-    agent: str
-    project: str
-    score: float
-
-
-class HubSession(Model):
-    """One session of the hub as ``GET /brain/sessions`` lists it (SPEC S6)."""
-
-    id: str
-    title: str
-    owner_id: str
-    kind: str
-    team: str | None
-    machine: str
-    agent: str
-    project: str
-    created_at: str
-    updated_at: str
-    forked_from: str | None
-
-
-class HubSessionPage(Model):
-    """A page of sessions, newest activity first; ``next_cursor`` continues it."""
-
-    sessions: list[HubSession]
-    next_cursor: str | None
-
-
-class HubEntry(Model):
-    """One entry of a session's effective branch with its shown text."""
-
-    seq: int
-    role: str
-    ts: str
-    text: str
-
-
-class HubSessionView(Model):
-    """``GET /brain/sessions/{id}``: the session and its effective branch."""
-
-    session: HubSession
-    entries: list[HubEntry]
-
-
-class SyncItem(Model):
-    """What ``convodex sync`` did (or, with ``--dry-run``, would do) with one session."""
-
-    agent: str
-    session_id: str
-    #: send | unchanged | delete | deleted-on-hub | excluded | failed
-    action: str
-    bytes: int = 0
-
-
-class SyncReport(Model):
-    """``convodex sync --json``: counts, volume and each session's action."""
-
-    hub: str
-    machine: str
-    dry_run: bool
-    sent: int
-    unchanged: int
-    deleted: int
-    refused: int
-    excluded: int
-    failed: int
-    bytes_sent: int
-    seconds: float
-    sessions: list[SyncItem]
 
 
 # -- encoding -------------------------------------------------------------------------

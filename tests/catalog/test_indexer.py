@@ -8,11 +8,23 @@ from pathlib import Path
 
 import pytest
 
-from convodex.catalog.batches import signature
 from convodex.catalog.db import Catalog, open_catalog
 from convodex.catalog.indexer import Indexer
 from convodex.catalog.rowids import SLOT_SHIFT
-from helpers import CliRun, append_lines, as_json, search, write_codex_rollout, write_session
+from convodex.catalog.stamps import signature
+from helpers import (
+    CliRun,
+    append_lines,
+    as_json,
+    search,
+    speed,
+    write_codex_rollout,
+    write_session,
+)
+
+# The behaviours of a run hold with no accelerator and with every one at work (a
+# helper process reading each run, bands following each commit).
+both_ways = pytest.mark.usefixtures("accelerators")
 
 
 def convo(word: str, n: int = 3) -> list[dict[str, object]]:
@@ -46,9 +58,10 @@ def hits(catalog: Catalog, query: str) -> list[tuple[str, int]]:
     return [(Path(h["sessionPath"]).name, h["messageIndex"]) for h in result["hits"]]
 
 
+@both_ways
 def test_checkpoint_describes_the_indexed_bytes(root: Path, catalog: Catalog) -> None:
     path = write_session(root, "s1", convo("alpha"))
-    Indexer(catalog).run([root])
+    Indexer(catalog, speed=speed()).run([root])
     cp = checkpoint(catalog, path)
     st = path.stat()
     assert cp == {
@@ -63,12 +76,13 @@ def test_checkpoint_describes_the_indexed_bytes(root: Path, catalog: Catalog) ->
     }
 
 
+@both_ways
 def test_append_reads_only_the_new_range(root: Path, catalog: Catalog) -> None:
     path = write_session(root, "s1", convo("alpha", 50))
-    Indexer(catalog).run([root])
+    Indexer(catalog, speed=speed()).run([root])
     size = path.stat().st_size
     append_lines(path, [{"role": "user", "content": "brandnew appended words"}])
-    indexer = Indexer(catalog)
+    indexer = Indexer(catalog, speed=speed())
     stats = indexer.run([root])
     assert (stats.appended, stats.rebuilt) == (1, 0)
     assert stats.bytes_read == path.stat().st_size - size
@@ -76,53 +90,58 @@ def test_append_reads_only_the_new_range(root: Path, catalog: Catalog) -> None:
     assert len(hits(catalog, "alpha")) == 50
 
 
+@both_ways
 def test_unchanged_sources_are_not_read_again(root: Path, catalog: Catalog) -> None:
     write_session(root, "s1", convo("alpha"))
-    Indexer(catalog).run([root])
-    stats = Indexer(catalog).run([root])
+    Indexer(catalog, speed=speed()).run([root])
+    stats = Indexer(catalog, speed=speed()).run([root])
     assert (stats.indexed, stats.bytes_read) == (0, 0)
 
 
+@both_ways
 def test_shorter_file_rebuilds(root: Path, catalog: Catalog) -> None:
     write_session(root, "s1", convo("alpha", 6))
-    Indexer(catalog).run([root])
+    Indexer(catalog, speed=speed()).run([root])
     write_session(root, "s1", convo("omega", 2))
-    stats = Indexer(catalog).run([root])
+    stats = Indexer(catalog, speed=speed()).run([root])
     assert stats.rebuilt == 1
     assert hits(catalog, "alpha") == []
     assert hits(catalog, "omega") == [("s1.jsonl", 0), ("s1.jsonl", 1)]
 
 
+@both_ways
 def test_changed_prefix_with_same_length_rebuilds(root: Path, catalog: Catalog) -> None:
     path = write_session(root, "s1", convo("alpha", 3))
-    Indexer(catalog).run([root])
+    Indexer(catalog, speed=speed()).run([root])
     raw = path.read_bytes().replace(b"alpha message 0", b"gamma message 0")
     with open(path, "r+b") as handle:  # in place: same inode, same size
         handle.write(raw)
     append_lines(path, [{"role": "user", "content": "tail"}])
-    stats = Indexer(catalog).run([root])
+    stats = Indexer(catalog, speed=speed()).run([root])
     assert stats.rebuilt == 1
     assert hits(catalog, "gamma") == [("s1.jsonl", 0)]
     assert ("s1.jsonl", 0) not in hits(catalog, "alpha")
 
 
+@both_ways
 def test_new_inode_rebuilds(root: Path, catalog: Catalog) -> None:
     path = write_session(root, "s1", convo("alpha", 3))
-    Indexer(catalog).run([root])
+    Indexer(catalog, speed=speed()).run([root])
     replacement = root / "tmp.jsonl.new"
     replacement.write_text(path.read_text() + json.dumps({"role": "user", "content": "z"}) + "\n")
     os.replace(replacement, path)
-    stats = Indexer(catalog).run([root])
+    stats = Indexer(catalog, speed=speed()).run([root])
     assert stats.rebuilt == 1
     assert len(hits(catalog, "alpha")) == 3
 
 
+@both_ways
 def test_vanished_source_is_removed_only_by_a_completed_scan(root: Path, catalog: Catalog) -> None:
     keep = write_session(root, "keep", convo("alpha"))
     gone = write_session(root, "gone", convo("alpha"))
-    Indexer(catalog).run([root])
+    Indexer(catalog, speed=speed()).run([root])
     gone.unlink()
-    indexer = Indexer(catalog)
+    indexer = Indexer(catalog, speed=speed())
     root_id = indexer.scan_root(root)  # a scan that has not completed...
     indexer.index_pending([root_id])
     names = catalog.db.execute("SELECT path FROM sources").fetchall()
@@ -132,12 +151,13 @@ def test_vanished_source_is_removed_only_by_a_completed_scan(root: Path, catalog
     assert {name for name, _ in hits(catalog, "alpha")} == {"keep.jsonl"}
 
 
+@both_ways
 def test_a_source_vanishing_mid_run_never_hides_healthy_ones(root: Path, catalog: Catalog) -> None:
     write_session(root, "good", convo("alpha"))
     doomed = write_session(root, "doomed", convo("alpha"))
     garbage = root / "binary.jsonl"
     garbage.write_bytes(bytes(range(256)) * 40)
-    indexer = Indexer(catalog)
+    indexer = Indexer(catalog, speed=speed())
     root_id = indexer.scan_root(root)
     doomed.unlink()
     indexer.index_pending([root_id])
@@ -151,13 +171,14 @@ def test_a_source_vanishing_mid_run_never_hides_healthy_ones(root: Path, catalog
     assert {name for name, _ in hits(catalog, "alpha")} == {"good.jsonl"}
 
 
+@both_ways
 def test_budget_failure_is_recorded_and_isolated(
     root: Path, catalog: Catalog, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     write_session(root, "small", convo("alpha"))
     write_session(root, "huge", [{"role": "user", "content": "alpha " + "x" * 5000}])
     monkeypatch.setenv("CONVODEX_REPLAY_MAX_RECORD_BYTES", "4096")
-    stats = Indexer(catalog).run([root])
+    stats = Indexer(catalog, speed=speed()).run([root])
     assert stats.failed == 1 and stats.errors == {"SessionReplayLimitError": 1}
     row = catalog.db.execute(
         "SELECT health, error_class, pending FROM sources WHERE path LIKE '%huge.jsonl'"
@@ -166,6 +187,7 @@ def test_budget_failure_is_recorded_and_isolated(
     assert {name for name, _ in hits(catalog, "alpha")} == {"small.jsonl"}
 
 
+@both_ways
 def test_cli_index_summary(root: Path, cli: CliRun) -> None:
     write_session(root, "s1", convo("alpha"))
     write_session(root, "s2", convo("beta"), subdir="nested/deeper")
@@ -261,6 +283,7 @@ def test_a_first_index_reads_the_newest_sessions_first(
     ]
 
 
+@both_ways
 def test_a_time_no_catalog_can_hold_is_no_time(root: Path, catalog: Catalog) -> None:
     """A message time past what SQLite stores (1e30 ms) once stopped the whole run with
     an OverflowError; now that message is untimed and every session is indexed."""
@@ -268,7 +291,7 @@ def test_a_time_no_catalog_can_hold_is_no_time(root: Path, catalog: Catalog) -> 
         root, "odd", [{"role": "user", "content": "quince far future", "createdAt": 1e30}]
     )
     write_session(root, "fine", convo("quince"))
-    stats = Indexer(catalog).run([root])
+    stats = Indexer(catalog, speed=speed()).run([root])
     assert stats.indexed == 2 and stats.failed == 0
     assert sorted(hits(catalog, "quince")) == [
         ("fine.jsonl", 0),
@@ -283,6 +306,7 @@ def test_a_time_no_catalog_can_hold_is_no_time(root: Path, catalog: Catalog) -> 
     assert timed == [(0,)]
 
 
+@both_ways
 def test_a_scan_opens_nothing_and_reading_fills_in_the_session_facts(
     tmp_path: Path, catalog: Catalog
 ) -> None:
@@ -296,7 +320,7 @@ def test_a_scan_opens_nothing_and_reading_fills_in_the_session_facts(
         "/home/dev/orchard",
         [("user", "medlar tart", 1_700_000_000_000)],
     )
-    indexer = Indexer(catalog)
+    indexer = Indexer(catalog, speed=speed())
     indexer.scan_root(root)
     row = catalog.db.execute(
         "SELECT session_id, workspace, pending FROM sources WHERE path = ?", (str(path),)
@@ -312,10 +336,11 @@ def test_a_scan_opens_nothing_and_reading_fills_in_the_session_facts(
     assert search(catalog, "medlar project:orchard")["hits"]
 
 
+@both_ways
 def test_a_sub_agent_session_is_marked_when_first_read(root: Path, catalog: Catalog) -> None:
     write_session(root, "main", convo("loquat"))
     write_session(root, "helper", convo("loquat"), subdir="main/subagents")
-    Indexer(catalog).run([root])
+    Indexer(catalog, speed=speed()).run([root])
     assert [Path(h["sessionPath"]).stem for h in search(catalog, "loquat")["hits"]] == ["main"] * 3
     everything = search(catalog, "loquat", include_subagents=True)["hits"]
     assert {Path(h["sessionPath"]).stem for h in everything} == {"main", "helper"}

@@ -13,9 +13,12 @@ import corpus
 from convodex.catalog.db import Catalog, open_catalog
 from convodex.catalog.indexer import Indexer
 from convodex.catalog.rowids import (
+    ADDRESSES,
+    DOCUMENTS,
     KEY_SLOT_SHIFT,
     KEY_SUBAGENT,
     KIND_BITS,
+    OUTPUTS,
     PART_SHIFT,
     PARTS_PER_UNIT,
     SLOT_SPAN,
@@ -25,11 +28,14 @@ from convodex.catalog.rowids import (
     UNIT_SHIFT,
     UNITS_PER_SLOT,
     kind_of,
+    number,
     slot_of,
     slot_ranges,
+    unit_address,
+    unit_base,
 )
 from convodex.config import catalog_path
-from convodex.text.documents import KINDS, Kind
+from convodex.text.documents import KINDS, Document, Kind
 from helpers import append_lines, search, write_session
 
 
@@ -232,3 +238,31 @@ def test_each_table_stores_addresses_in_their_order_and_gives_them_back(
             assert bool(rowid & layout.subagent_bit) == bool(a & SUBAGENT_BIT)
             assert (rowid >> layout.low) << UNIT_SHIFT == a & UNIT_MASK
             assert layout.kinds[rowid & layout.kind_mask] == kind_of(a)
+
+
+@given(
+    st.integers(0, 2**20),
+    st.booleans(),
+    st.lists(
+        st.tuples(st.integers(0, 40), st.sampled_from(KINDS)), max_size=12, unique_by=lambda p: p[0]
+    ),
+)
+def test_a_message_is_numbered_by_its_units_and_parts(
+    unit: int, sub: bool, parts: list[tuple[int, Kind]]
+) -> None:
+    """``number`` (what the indexer calls for every message) gives each part its
+    table's form of its address, four parts a unit, further units after the first."""
+    key, units, rowids = number(unit, sub, [Document(part, kind, "x") for part, kind in parts])
+    assert units == max((part for part, _ in parts), default=0) // PARTS_PER_UNIT + 1
+    assert unit_address(key) == address(
+        unit // UNITS_PER_SLOT, sub, unit % UNITS_PER_SLOT, 0, KINDS[0]
+    )
+    for (part, kind), rowid in zip(parts, rowids, strict=True):
+        at = unit + part // PARTS_PER_UNIT
+        expected = address(
+            at // UNITS_PER_SLOT, sub, at % UNITS_PER_SLOT, part % PARTS_PER_UNIT, kind
+        )
+        table = OUTPUTS if kind == "tool_output" else DOCUMENTS
+        assert table.address(rowid) == expected
+        assert table.slot(rowid) == ADDRESSES.slot(expected) == at // UNITS_PER_SLOT
+        assert unit_base(expected) == unit_address(key) or part >= PARTS_PER_UNIT

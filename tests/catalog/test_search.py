@@ -48,6 +48,8 @@ HIT_FIELDS = {
     "resumeCommand",
     # L19: grouped by session, how many more of it match
     "moreHits",
+    # where the query matches the snippet: what a surface marks
+    "highlights",
 }
 
 TOOL_SESSION = [
@@ -90,6 +92,7 @@ def test_hit_carries_every_field(root: Path, catalog: Catalog) -> None:
     assert (hit["agent"], hit["project"]) == ("session-log", "/srv/k")
     assert hit["messageAt"] == 1000 and hit["ref"] == "s1#0"
     assert hit["resumeCommand"] is None  # convodex's own logs document no resume command
+    assert [hit["snippet"][a:b] for a, b in hit["highlights"]] == ["kraken"]
 
 
 def test_default_kinds_exclude_tool_output(root: Path, catalog: Catalog) -> None:

@@ -88,7 +88,7 @@ def test_every_page_is_the_one_a_single_connection_gives(
 
 def test_the_ranges_cover_every_row_once(history: Catalog) -> None:
     for table, layout in TABLES.items():
-        ranges = split.rowid_ranges(history, 4, layout.slot_shift)
+        ranges = split.rowid_ranges(history, 4, layout)
         assert len(ranges) == 4
         assert ranges[0][0] == 0 and ranges[-1][1] == 2**63 - 1
         assert all(a[1] + 1 == b[0] for a, b in zip(ranges, ranges[1:], strict=False))
@@ -114,7 +114,7 @@ def test_a_commit_between_the_shares_falls_back_to_one_connection(
             shares,
             history.revision() + 1,
             lambda bounds: ("SELECT 1", []),
-            DOCUMENTS.slot_shift,
+            DOCUMENTS,
         )
     asked: list[int] = []
 
@@ -158,8 +158,12 @@ def test_the_settings_narrow_or_turn_off_the_split(monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv("CONVODEX_SEARCH_SHARES", "many")
     with pytest.raises(ConfigError, match="CONVODEX_SEARCH_SHARES must be an integer"):
         Accelerators.from_config()
+    monkeypatch.setenv("CONVODEX_ACCELERATORS", "eager")
+    monkeypatch.setenv("CONVODEX_SEARCH_SHARES", "2")
+    eager = Accelerators.from_config()
+    assert eager.helper_process and eager.helper_min_bytes == 1 and eager.bands
     monkeypatch.setenv("CONVODEX_ACCELERATORS", "sometimes")
-    with pytest.raises(ConfigError, match="CONVODEX_ACCELERATORS must be on or off"):
+    with pytest.raises(ConfigError, match="CONVODEX_ACCELERATORS must be on, off or eager"):
         Accelerators.from_config()
 
 

@@ -25,7 +25,7 @@ from convodex.text.redact import redact_paths
 from convodex.web.server_app import create_app
 from helpers import write_claude_session
 from server.server_helpers import serving
-from server_fixtures import People, cli_command
+from server_fixtures import People, cli_command, free_port
 
 # A GitHub token's published shape: the library's redaction masks it.
 SECRET = "ghp_" + "Zq7Xw2Lk9Pm4Nv6Bc8Rt1Ys3Hd5Jf0GaUe4W"
@@ -282,3 +282,134 @@ def test_search_hub_shows_hub_hits_beside_local_ones(
     )
     assert missing.returncode == 1
     assert b"no hub" in missing.stderr and b"Traceback" not in missing.stderr
+
+
+def test_forks_and_sub_agents_point_at_the_hub_copy_they_came_from(
+    db: Database, people: People, hub: str, tmp_path: Path
+) -> None:
+    """A local session that names the one it came from (a Claude Code sub-agent here)
+    is a hub session whose ``forkedFrom`` is that one's hub copy; a parent kept off the
+    hub (excluded) is never named."""
+    token = people.tokens["alice"]
+    desk = _machine(tmp_path, "desk")
+    private = str(tmp_path / "work" / "private")
+    desk.configure(hub, token, exclude=[private])
+    app = str(tmp_path / "work" / "app")
+    main = desk.write("s-main", app, "plan the migration", "delegating to a sub-agent")
+    desk.write("s-secret", private, "private plans", "kept here")
+
+    def sub_agent(parent: str, name: str, text: str) -> None:
+        written = write_claude_session(tmp_path / "scratch", name, app, [("user", text, T0)])
+        folder = main.parent / parent / "subagents"
+        folder.mkdir(parents=True, exist_ok=True)
+        written.rename(folder / f"{name}.jsonl")
+
+    sub_agent("s-main", "agent-a1", "migrate the users table")
+    sub_agent("s-secret", "agent-b2", "look at the private plans")
+    report = desk.sync()
+    assert (report["sent"], report["excluded"], report["failed"]) == (3, 1, 0)
+    listed = {s["title"]: s for s in _hub_sessions(hub, token)}
+    parent = listed["plan the migration"]
+    assert parent["forkedFrom"] is None
+    assert listed["migrate the users table"]["forkedFrom"] == parent["id"]
+    assert listed["look at the private plans"]["forkedFrom"] is None
+    assert desk.sync()["sent"] == 0
+
+
+def test_serve_keeps_the_hub_in_sync_in_the_background(
+    db: Database, people: People, hub: str, tmp_path: Path
+) -> None:
+    """``[hub] sync_every``: the real ``convodex serve`` pushes new sessions and
+    deletions by itself, shares its checkpoints with ``convodex sync`` (which then sends
+    nothing) and stops on Ctrl-C with one line."""
+    token = people.tokens["alice"]
+    desk = _machine(tmp_path, "desk")
+    desk.configure(hub, token, sync_every=1)
+    first = desk.write("s-1", "/work/app", "the first question", "the first answer")
+    port = free_port()
+    argv = cli_command("serve", "--port", str(port), "--root", str(desk.sessions))
+    argv += ["--search-workers", "0"]
+    with open(tmp_path / "serve.out", "wb") as out, open(tmp_path / "serve.err", "wb") as err:
+        process = subprocess.Popen(argv, env=desk.env(), stdout=out, stderr=err)
+    try:
+
+        def titles() -> list[str]:
+            return sorted(s["title"] for s in _hub_sessions(hub, token))
+
+        def until(wanted: list[str]) -> None:
+            deadline = time.monotonic() + 120
+            while titles() != wanted:
+                assert process.poll() is None, (tmp_path / "serve.err").read_text()
+                assert time.monotonic() < deadline, f"the hub holds {titles()}, not {wanted}"
+                time.sleep(0.1)
+
+        until(["the first question"])
+        desk.write("s-2", "/work/app", "a second question", "a second answer")
+        until(["a second question", "the first question"])
+        first.unlink()
+        until(["a second question"])
+    finally:
+        process.send_signal(signal.SIGINT)
+        status = process.wait(timeout=60)
+    err_text = (tmp_path / "serve.err").read_text()
+    assert status == 128 + signal.SIGINT, err_text
+    assert "Traceback" not in err_text
+    assert err_text.strip().splitlines()[-1] == "convodex serve: stopped (SIGINT)"
+    assert f"syncing to the hub at {hub} as desk every 1 s" in (tmp_path / "serve.out").read_text()
+    assert desk.sync()["sent"] == 0
+
+
+def test_background_sync_tells_an_unreachable_hub_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The hub down: one line (no token), however many runs fail; the sync goes on."""
+    from convodex.catalog.service import HistoryService
+    from convodex.hub.background import BackgroundSync
+    from convodex.hub.settings import HubSettings
+
+    monkeypatch.setenv("CONVODEX_HOME", str(tmp_path / "data"))
+    desk = _machine(tmp_path, "desk")
+    desk.write("s-1", "/work/app", "a question", "an answer")
+    gone = f"http://127.0.0.1:{free_port()}"
+    settings = HubSettings(url=gone, token="cdx_secret_token", machine="desk")
+    with HistoryService.open(tmp_path / "cache", [desk.sessions]) as service:
+        service.index()
+        background = BackgroundSync(service, settings, 0.01)
+        stop = background.start()
+        deadline = time.monotonic() + 60
+        while background.runs < 4:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        stop()
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == [f"convodex: hub sync: cannot reach the hub at {gone} (ConnectionRefusedError)"]
+    assert background.failing and background.last is None
+
+
+def test_one_sync_at_a_time_per_hub_and_account(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """serve's background sync and a sync by hand never write one checkpoint file at
+    once: the second is refused with one line until the first lets go."""
+    from convodex.hub.state import SyncBusy, SyncState, state_path
+
+    desk = _machine(tmp_path, "desk")
+    url, token = f"http://127.0.0.1:{free_port()}", "cdx_test"
+    desk.configure(url, token)
+    desk.write("s-1", "/work/app", "a question", "an answer")
+    monkeypatch.setenv("CONVODEX_HOME", desk.env()["CONVODEX_HOME"])
+    path = state_path(url, token)
+    first = SyncState(path)
+    with pytest.raises(SyncBusy, match="another sync of this hub is running"):
+        SyncState(path)
+    refused = subprocess.run(desk.command(), env=desk.env(), capture_output=True, timeout=300)
+    assert refused.returncode != 0
+    assert b"Traceback" not in refused.stderr
+    assert (
+        refused.stderr.decode()
+        .strip()
+        .splitlines()[-1]
+        .endswith("another sync of this hub is running on this machine")
+    )
+    first.release()
+    SyncState(path).release()

@@ -59,10 +59,10 @@ def test_parts_store_awkward_values_intact(db: Database, people: People) -> None
     with db.snapshot() as tx:
         rows = tx.all("SELECT seq, parent_seq FROM entries WHERE session_id = ? ORDER BY 1", (sid,))
     assert rows == [(1, None), (2, 1), (3, 2), (4, 3), (5, 4)]
-    assert [h.seq for h in search_ranked(db, people.alice, "zebrafish")] == [3]
-    assert [h.seq for h in search_ranked(db, people.alice, "lexeme")] == [2]
-    assert [h.seq for h in search_ranked(db, people.alice, "部署")] == [4]
+    assert [h.seq for h in search_ranked(db, people.alice, "zebrafish").hits] == [3]
+    assert [h.seq for h in search_ranked(db, people.alice, "lexeme").hits] == [2]
+    assert [h.seq for h in search_ranked(db, people.alice, "部署").hits] == [4]
     assert [h.seq for h in search_messages(db, people.alice, "\\N alone", 10)] == [1]
     assert [h.seq for h in search_messages(db, people.alice, "don't 'lex", 10)] == [2]
     # Another account sees none of it.
-    assert search_ranked(db, people.bob, "zebrafish") == []
+    assert search_ranked(db, people.bob, "zebrafish").hits == []

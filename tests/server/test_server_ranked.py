@@ -9,6 +9,7 @@ access and branch rules. Over real HTTP on both databases.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -173,3 +174,81 @@ def test_tsvector_text_is_the_general_form_whatever_the_tokens() -> None:
     many = ["w"] * (MAX_POSITION + 10)
     assert dialect.tokens_param(many) == general(many)
     assert dialect.tokens_param(None) is None
+
+
+def _forget_tokens(db: Database) -> None:
+    """The journal as migration 0004 left it: search rows without ranked tokens."""
+    with db.write() as tx:
+        tx.run("UPDATE entries SET tokens = NULL")
+
+
+def test_entries_from_before_ranked_search_are_backfilled(
+    db: Database, people: People, http: httpx.Client, corpus: dict[str, str]
+) -> None:
+    from convodex.server.projection import backfill_tokens
+
+    before = _snippets(http, "rollback")
+    assert before  # found while every entry has its tokens
+    _forget_tokens(db)
+    assert _snippets(http, "rollback") == []
+    literal = http.get("/brain/search", params={"q": "rollback"}).json()["hits"]
+    assert literal  # literal search never needed them
+    with db.snapshot() as tx:
+        shown = tx.one("SELECT COUNT(*) FROM entries WHERE text IS NOT NULL")
+    assert shown is not None
+    assert backfill_tokens(db, batch=2) == shown[0]
+    assert _snippets(http, "rollback") == before
+    assert _snippets(http, "部署") == ["今天部署了新版本"]
+    assert backfill_tokens(db) == 0
+
+
+def test_the_server_backfills_as_it_starts(
+    db: Database, people: People, corpus: dict[str, str], tmp_path: Path
+) -> None:
+    """``convodex server serve`` fills them beside answering, by itself."""
+    import time
+
+    from server_fixtures import client_of_server
+
+    _forget_tokens(db)
+    with client_of_server(db, people, tmp_path) as (_, http):
+        deadline = time.monotonic() + 60
+        while len(_snippets(http, "rollback")) < 2:
+            assert time.monotonic() < deadline, "the server did not backfill"
+            time.sleep(0.05)
+        assert sorted(_snippets(http, "rollback")) == [
+            "the rollback plan is ready",
+            "we deploy on fridays, then rollback on mondays",
+        ]
+
+
+def test_ranked_pages_continue_exactly_with_a_cursor(
+    db: Database, people: People, http: httpx.Client
+) -> None:
+    """Paged with ``cursor``, the hits are the one-page answer in the same order: ties
+    in score (the same text) by time, ties in time by row; none twice, none lost."""
+    sid = create_session(db, people.alice.id, title="many")
+    for n in range(11):
+        # Three texts (three scores), some entries at the same moment.
+        text = ["deploy", "deploy the deploy", "we deploy it now and then"][n % 3]
+        append(db, sid, user(text), created_at=NOW + n // 2)
+    whole = http.get("/brain/search", params={"q": "deploy", "mode": "ranked", "limit": "200"})
+    assert whole.json()["nextCursor"] is None
+    everything = [(h["seq"], h["score"]) for h in whole.json()["hits"]]
+    assert len(everything) == 11
+    paged: list[tuple[int, float]] = []
+    cursor = None
+    while True:
+        params = {"q": "deploy", "mode": "ranked", "limit": "3"}
+        page = http.get(
+            "/brain/search", params={**params, **({"cursor": cursor} if cursor else {})}
+        )
+        assert page.status_code == 200, page.text
+        paged += [(h["seq"], h["score"]) for h in page.json()["hits"]]
+        cursor = page.json()["nextCursor"]
+        if cursor is None:
+            break
+    assert paged == everything
+    bad = http.get("/brain/search", params={"q": "deploy", "mode": "ranked", "cursor": "nope"})
+    assert bad.status_code == 400
+    assert bad.json()["error"] == "the cursor is not valid"

@@ -20,6 +20,7 @@ from convodex.sessions.page import markdown_html, pretty
 from convodex.sources.discover import FORMATS
 from convodex.text.agents import agent_label
 from helpers import FIXTURES, CliRun, as_json, read_all, write_session, write_vscdb
+from sources import test_goose, test_kiro, test_zed
 
 DAG_LOG = [
     {"type": "message", "id": "m1", "msgs": [{"role": "user", "content": "plan the dag move"}]},
@@ -64,6 +65,16 @@ def indexed(cli: CliRun, tmp_path: Path) -> list[str]:
     (extra / "legacy-dag.jsonl").write_text("".join(json.dumps(r) + "\n" for r in DAG_LOG))
     # No public sample of the Cursor editor's database: the readers' tests build one.
     write_vscdb(extra / "Cursor" / "User" / "globalStorage" / "state.vscdb")
+    # Goose's and Zed's samples are SQL: their readers' tests build the databases.
+    for store in (extra / "goose", extra / "zed"):
+        store.mkdir()
+    test_goose.build_store(extra / "goose" / "sessions.db")
+    test_zed.build_store(extra / "zed" / "threads.db")
+    # Kiro's CLI names a session's log and its companion after the session.
+    kiro = extra / "kiro"
+    for placed in test_kiro.CLI.placed:
+        (kiro / placed.where).parent.mkdir(parents=True, exist_ok=True)
+        (kiro / placed.where).write_bytes(placed.sample.read_bytes())
     roots = [str(FIXTURES), str(extra)]
     as_json(cli("index", *(a for r in roots for a in ("--root", r)), "--json"))
     return roots
@@ -74,19 +85,22 @@ def richest_per_format(cache_dir: Path) -> dict[str, tuple[str, list[Any]]]:
     that session's messages as its reader replays them."""
     with HistoryService.open(cache_dir, []) as service:
         rows = service.tree().rows
-    best: dict[str, tuple[str, list[Any]]] = {}
+    best: dict[str, tuple[tuple[bool, int], str, list[Any]]] = {}
     for row in rows:
-        if row.subagent or row.health != "ok":
+        if row.health != "ok":
             continue
         sessions: dict[str | None, list[Any]] = {}
         for m in read_all(FORMATS[row.source_format], Path(row.session_path)):
             if m.documents:
                 sessions.setdefault(m.session_id, []).append(m)
         for messages in sessions.values():
-            if len(messages) > len(best.get(row.source_format, ("", []))[1]):
+            # A main session first; a sub-agent's only where the sample has no other
+            # (Kiro's public CLI recording is a sub-agent's session).
+            rank = (not row.subagent, len(messages))
+            if row.source_format not in best or rank > best[row.source_format][0]:
                 ref = f"{row.session_path}#{messages[0].index}"
-                best[row.source_format] = (ref, messages)
-    return best
+                best[row.source_format] = (rank, ref, messages)
+    return {fmt: (ref, messages) for fmt, (_, ref, messages) in best.items()}
 
 
 def test_show_and_export_every_format(indexed: list[str], cli: CliRun) -> None:

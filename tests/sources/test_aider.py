@@ -174,3 +174,77 @@ def test_malformed_config_file_is_one_clear_line(config_home: Path, cli: CliRun)
     (config_home / "config.toml").write_text("roots = 'one/path'\n")
     result = cli("sources", "--json", cache=False)
     assert result.exit_code == 1 and "roots must be a list" in result.stderr
+
+
+def test_a_workspace_another_agents_session_names_is_indexed(tmp_path: Path, cli: CliRun) -> None:
+    """`convodex index` with no root: a Claude Code session ran in a project that holds
+    an Aider history, so that history is indexed too (its directory only)."""
+    app = project(tmp_path, "app")
+    project(app, "vendored")  # below the workspace: not scanned
+    session = FIXTURES / "claude-code" / "sessions-chronicle" / "claude_sessions"
+    text = (session / "sample-session.jsonl").read_text("utf-8")
+    target = Path.home() / ".claude" / "projects" / "-app" / "sample-session.jsonl"
+    target.parent.mkdir(parents=True)
+    target.write_text(text.replace("/home/user/project", str(app.resolve())), "utf-8")
+    out = as_json(cli("index", "--json"))
+    assert out["stats"]["failed"] == 0
+    found = as_json(cli("search", "tapir", "--json"))["hits"]
+    assert [(h["sourceFormat"], h["workspaceRoot"]) for h in found] == [
+        ("aider", str(app.resolve()))
+    ]
+
+
+def test_prompts_only_the_prompt_log_holds_are_a_session() -> None:
+    """The real minimal pair: `exit` was typed but never reached the chat history."""
+    log = FIXTURES / "aider" / "0latency-cli" / aider.INPUT_HISTORY
+    assert aider.FORMAT.claims(log, True)
+    (message,) = read_all(aider.FORMAT, log)
+    assert (message.role, message.text(), message.created_at) == (
+        "user",
+        "exit",
+        local_ms("2026-05-09 06:38:37.579907"),
+    )
+    assert message.session_id == aider.FORMAT.info(log).session_id
+    # Every prompt of the hand-written log is in its history: nothing of its own.
+    assert not aider.FORMAT.claims(HANDWRITTEN / aider.INPUT_HISTORY, True)
+
+
+def test_a_lost_history_leaves_its_prompts_searchable(tmp_path: Path, cli: CliRun) -> None:
+    app = project(tmp_path / "src", "app")
+    (app / aider.HISTORY).unlink()  # cleared, or never written
+    out = as_json(cli("index", "--root", f"{tmp_path / 'src'}:aider", "--json"))
+    assert out["stats"]["indexed"] == 1
+    found = as_json(cli("search", "tapir", "--json"))["hits"]
+    assert [(h["kind"], h["sessionTitle"]) for h in found] == [
+        ("user_text", "make the greeting mention a wombat")
+    ]
+
+
+def test_two_runs_at_once_leave_no_prompt_to_the_prompt_log(tmp_path: Path) -> None:
+    """Two aider runs in one folder at once: the prompt log interleaves their prompts,
+    the history holds one run after the other. Every prompt is dated from the log and
+    none is taken for a prompt only the log holds."""
+    history = (
+        "\n# aider chat started at 2026-05-09 06:00:00\n\n"
+        "#### first run asks about otters  \n\n"
+        "#### first run asks about herons  \n\n"
+        "\n# aider chat started at 2026-05-09 06:05:00\n\n"
+        "#### second run asks about badgers  \n\n"
+    )
+    log = "".join(
+        f"\n# {stamp}\n+{text}\n"
+        for stamp, text in [
+            ("2026-05-09 06:00:10.000000", "first run asks about otters"),
+            ("2026-05-09 06:05:10.000000", "second run asks about badgers"),
+            ("2026-05-09 06:09:10.000000", "first run asks about herons"),
+        ]
+    )
+    (tmp_path / aider.HISTORY).write_text(history)
+    (tmp_path / aider.INPUT_HISTORY).write_text(log)
+    assert not aider.FORMAT.claims(tmp_path / aider.INPUT_HISTORY, True)
+    dated = {m.text(): m.created_at for m in read_all(aider.FORMAT, tmp_path / aider.HISTORY)}
+    assert dated == {
+        "first run asks about otters": local_ms("2026-05-09 06:00:10"),
+        "first run asks about herons": local_ms("2026-05-09 06:09:10"),
+        "second run asks about badgers": local_ms("2026-05-09 06:05:10"),
+    }

@@ -266,7 +266,15 @@ def test_end_to_end_effective_branch_only(fixture_root: Path, cli: CliRun) -> No
 
     def hits(query: str, *extra: str) -> list[dict[str, Any]]:
         result = as_json(
-            cli("search", query, "--json", "--kind", "user_text,assistant_text", *extra)
+            cli(
+                "search",
+                query,
+                "--json",
+                "--no-group",
+                "--kind",
+                "user_text,assistant_text",
+                *extra,
+            )
         )
         return list(result["hits"])
 

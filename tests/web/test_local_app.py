@@ -12,10 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from convodex import config
 from convodex.catalog.db import open_catalog
 from convodex.catalog.scheduler import Scheduler
+from convodex.catalog.search import progress_sentence
+from convodex.models import Progress
 from convodex.sources.roots import resolve_root
 from convodex.writer import SessionWriter
 from corpus import generate as generate_corpus
@@ -273,7 +276,29 @@ def test_interactive_read_preempts_a_rebuild(tmp_path: Path, cache_dir: Path) ->
         assert first.exists()
 
 
+def test_hits_and_reads_carry_where_the_query_matches(root: Path, cache_dir: Path) -> None:
+    """The library's highlighter marks, in code points: a surface has no tokenizer."""
+    write_session(root, "s1", [{"role": "user", "content": "Le café 数据库迁移 Walrus walruses"}])
+    with serving(service(cache_dir, [root])) as client:
+        wait_for(lambda: progress(client)["state"] == "complete")
+        query = '"cafe" 迁移 walrus* -nothing agent:session-log'
+        hit = client.get("/search", params={"q": query}).json()["hits"][0]
+        marked = [hit["snippet"][a:b] for a, b in hit["highlights"]]
+        assert marked == ["café", "迁移", "Walrus", "walruses"]
+        ref = {"path": hit["sessionPath"], "q": query}
+        around = client.get("/sessions/s1/around", params={"index": 0, **ref}).json()
+        text = around["messages"][0]["text"]
+        assert [text[a:b] for a, b in around["messages"][0]["highlights"]] == marked
+        whole = client.get("/sessions/s1", params=ref).json()["messages"][0]
+        assert [whole["text"][a:b] for a, b in whole["highlights"]] == marked
+        # Without a query (a session opened from the tree) nothing is marked.
+        plain = client.get("/sessions/s1", params={"path": hit["sessionPath"]}).json()
+        assert "highlights" not in plain["messages"][0]
+
+
 def test_events_stream_progress(root: Path, cache_dir: Path) -> None:
+    """Each event is the state, its counts and the library's sentence for them: what
+    ``/status`` answers, so the page rebuilds nothing from counts."""
     write_session(root, "s1", convo("walrus"))
     with serving(service(cache_dir, [root])) as client:
         with client.stream("GET", "/events") as stream:
@@ -281,15 +306,23 @@ def test_events_stream_progress(root: Path, cache_dir: Path) -> None:
                 if line.startswith("data: "):
                     event = json.loads(line[6:])
                     assert set(event) == {
+                        "state",
                         "revision",
                         "indexed",
                         "total",
                         "pending",
                         "failed",
                         "reason",
+                        "sentence",
                     }
+                    counts = {k: v for k, v in event.items() if k not in ("sentence", "reason")}
+                    assert event["sentence"] == progress_sentence(Progress(**counts))
                     if event["indexed"] == 1:
+                        assert event["state"] == "complete"
+                        assert event["sentence"] == "index complete: 1 of 1 source"
                         break
+        status = client.get("/status").json()
+        assert status["state"] == "complete" and status["sentence"] == event["sentence"]
 
 
 def test_interrupted_scan_keeps_vanished_sources_completed_scan_removes_them(
@@ -367,3 +400,27 @@ def test_two_processes_share_one_catalog(tmp_path: Path, cache_dir: Path) -> Non
 def test_serve_refuses_a_non_loopback_bind(cli: CliRun) -> None:
     result = cli("serve", "--host", "0.0.0.0", "--port", "1")
     assert result.exit_code == 2 and "refusing to bind" in result.output
+
+
+def test_the_trees_loading_count_settles_once_indexed(
+    root: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 24: no row says "loading" for good once the index is complete: more sessions
+    than one listing refresh summarizes, and a source that failed (counted unreadable)."""
+    monkeypatch.setenv("CONVODEX_REPLAY_MAX_RECORD_BYTES", "2000")
+    for n in range(300):
+        write_session(root, f"s{n:03}", convo(f"word{n}", 2))
+    huge = json.dumps({"role": "user", "content": "alpha " + "x" * 3000})
+    (root / "huge.jsonl").write_text(huge + "\n")
+    with serving(service(cache_dir, [root])) as client:
+        wait_for(lambda: progress(client)["state"] == "complete", timeout=120)
+        assert progress(client)["failed"] == 1
+
+        def settled() -> bool:
+            tree = client.get("/tree", params={"progressive": 1}).json()
+            return bool(tree["pendingMetadata"] == 0 and tree["failedMetadata"] == 1)
+
+        wait_for(settled, timeout=60)
+        tree = client.get("/tree", params={"progressive": 1}).json()
+        assert tree["listingState"] == "partial" and len(tree["rows"]) == 301
+        assert sum(r["messageCount"] == 2 for r in tree["rows"]) == 300

@@ -12,6 +12,8 @@ from typing import Any
 import httpx
 from playwright.sync_api import Route, expect
 
+from convodex.catalog.search import progress_sentence
+from convodex.models import Progress
 from helpers import write_session
 from web.page_helpers import browser_page, folded, screenshot, serving
 
@@ -78,7 +80,7 @@ def test_search_highlight_open_in_context(root: Path, cache_dir: Path) -> None:
 
         # The tree lists every session, with the progress bar complete.
         expect(page.locator("#progress")).to_have_attribute("data-state", "complete")
-        expect(page.locator("#progress-text")).to_contain_text("Index complete: 7 of 7")
+        expect(page.locator("#progress-text")).to_have_text("index complete: 7 of 7 sources")
         expect(page.locator("#tree .row")).to_have_count(7)
         expect(page.locator("#tree")).to_contain_text("Staging deploy overheats")
 
@@ -159,8 +161,9 @@ def test_search_highlight_open_in_context(root: Path, cache_dir: Path) -> None:
 def test_progress_is_explicit_and_polling_replaces_events(root: Path, cache_dir: Path) -> None:
     """Without server-sent events the page polls, and an incomplete index is spelled out."""
     write_corpus(root)
-    # One source of truth for every progress the page sees: /status and each search.
-    status: dict[str, Any] = {
+    # One source of truth for every progress the page sees: /status, in the server's
+    # shape (the state, its counts and the library's sentence for them).
+    counts: dict[str, Any] = {
         "state": "indexing",
         "indexed": 3,
         "total": 10,
@@ -168,15 +171,19 @@ def test_progress_is_explicit_and_polling_replaces_events(root: Path, cache_dir:
         "failed": 0,
         "revision": 1,
     }
+
+    def status() -> dict[str, Any]:
+        return {**counts, "sentence": progress_sentence(Progress(**counts)), "reason": "index"}
+
     with serving(root, cache_dir) as base, browser_page() as page:
 
         def fake_status(route: Route) -> None:
-            route.fulfill(json=status)
+            route.fulfill(json=status())
 
         def building_search(route: Route) -> None:
             response = route.fetch()
             body = response.json()
-            body["progress"] = dict(status)
+            body["progress"] = dict(counts)
             route.fulfill(response=response, json=body)
 
         page.route("**/events", lambda route: route.fulfill(status=503, body="gone"))
@@ -186,18 +193,18 @@ def test_progress_is_explicit_and_polling_replaces_events(root: Path, cache_dir:
 
         expect(page.locator("#progress")).to_have_attribute("data-state", "indexing")
         expect(page.locator("#progress-text")).to_have_text(
-            "Indexing: 3 of 10 sessions indexed, 7 pending — results may be incomplete."
+            "index is still building (3/10); results may be incomplete"
         )
         expect(page.locator("#progress .bar")).to_have_attribute("aria-valuenow", "30")
         page.locator("#q").fill("flux")
         expect(page.locator("#hits .hit")).to_have_count(3)
         expect(page.locator("#hits-notice")).to_have_text(
-            "The index is still building (3/10); results may be incomplete."
+            "index is still building (3/10); results may be incomplete"
         )
 
         # Polling picks up the finished index, and the notice over the hits goes away.
-        status.update(state="complete", indexed=10, pending=0, revision=2)
-        expect(page.locator("#progress-text")).to_have_text("Index complete: 10 of 10 sessions.")
+        counts.update(state="complete", indexed=10, pending=0, revision=2)
+        expect(page.locator("#progress-text")).to_have_text("index complete: 10 of 10 sources")
         expect(page.locator("#progress")).to_have_attribute("data-state", "complete")
         expect(page.locator("#hits-notice")).to_be_hidden()
         expect(page.locator("#hits .hit")).to_have_count(3)
@@ -212,10 +219,66 @@ def test_a_token_in_the_page_url_goes_with_every_api_request(root: Path, cache_d
         assert httpx.get(f"{base}/search", params={"q": "flux"}).status_code == 401
         assert httpx.get(f"{base}/static/app.js").status_code == 200
         page.goto(f"{base}/?token={token}")
-        expect(page.locator("#progress-text")).to_contain_text("Index complete: 7 of 7")
+        expect(page.locator("#progress-text")).to_have_text("index complete: 7 of 7 sources")
         expect(page.locator("#tree .row")).to_have_count(7)
         page.locator("#q").fill("flux capacitor")
         expect(page.locator("#hits .hit")).to_have_count(1)
         page.locator("#hits .hit").first.click()
         expect(page.locator("#messages .msg.hit")).to_contain_text("overheats")
         assert "token=" in page.url  # the search kept it for reloads
+
+
+def test_the_keyboard_moves_through_hits_and_opens_one(root: Path, cache_dir: Path) -> None:
+    """Issue 24: ↓ from the box to the first hit, ↓ ↑ between hits, Enter opens the one
+    chosen, ↑ from the first goes back to the box; the tree's rows move the same way."""
+    write_corpus(root)
+    with serving(root, cache_dir) as base, browser_page() as page:
+        page.goto(base + "/")
+        expect(page.locator("#tree .row")).to_have_count(7)
+        page.locator("#q").fill("flux")
+        hits = page.locator("#hits .hit")
+        expect(hits).to_have_count(3)
+        page.locator("#q").press("ArrowDown")
+        expect(hits.nth(0)).to_be_focused()
+        page.keyboard.press("ArrowDown")
+        expect(hits.nth(1)).to_be_focused()
+        page.keyboard.press("End")
+        expect(hits.nth(2)).to_be_focused()
+        page.keyboard.press("ArrowUp")
+        expect(hits.nth(1)).to_be_focused()
+        chosen = hits.nth(1).get_attribute("data-session-path")
+        page.keyboard.press("Enter")
+        expect(hits.nth(1)).to_have_class("hit selected")
+        expect(page.locator("#messages .msg.hit")).to_have_count(1)
+        assert page.locator("#session-meta").inner_text().endswith(str(chosen))
+        expect(page.locator("#messages .msg.hit mark").first).to_have_text("flux", ignore_case=True)
+        page.keyboard.press("Home")
+        expect(hits.nth(0)).to_be_focused()
+        page.keyboard.press("ArrowUp")
+        expect(page.locator("#q")).to_be_focused()
+        # The tree: a row, then the next, then Enter opens that session whole.
+        rows = page.locator("#tree .row")
+        rows.nth(0).focus()
+        page.keyboard.press("ArrowDown")
+        expect(rows.nth(1)).to_be_focused()
+        title = rows.nth(1).locator(".title").inner_text()
+        page.keyboard.press("Enter")
+        expect(page.locator("#session-title")).to_have_text(title)
+        page.keyboard.press("Escape")
+        expect(page.locator("#q")).to_be_focused()
+
+
+def test_a_query_of_filters_only_lists_sessions(root: Path, cache_dir: Path) -> None:
+    """Issue 24: browsing without words lists the sessions, newest first; one opens whole."""
+    write_corpus(root)
+    with serving(root, cache_dir) as base, browser_page() as page:
+        page.goto(base + "/")
+        page.locator("#q").fill("agent:session-log")
+        items = page.locator("#hits .session-item")
+        expect(items).to_have_count(7)
+        expect(page.locator("#hits-count")).to_have_text("7 sessions")
+        expect(page.locator("#hits mark")).to_have_count(0)
+        items.filter(has_text="Staging deploy overheats").click()
+        expect(page.locator("#messages .msg")).to_have_count(15)
+        page.locator("#q").fill("agent:codex")
+        expect(page.locator("#hits-empty")).to_have_text("No sessions.")

@@ -6,31 +6,19 @@ tokenizing (Python) overlap with FTS5 inserts (SQLite) on two cores.
 
 from __future__ import annotations
 
-import hashlib
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-from convodex.catalog.rowids import (
-    DOCUMENTS,
-    KEY_SLOT_SHIFT,
-    KEY_SUBAGENT,
-    OUTPUTS,
-    PARTS_PER_UNIT,
-    UNIT_BITS,
-    UNIT_SHIFT,
-    UNITS_PER_SLOT,
-    unit_key,
-)
+from convodex.catalog.rowids import first_part, number, subagent_flag, unit_address, unit_key
+from convodex.catalog.stamps import safe_signature, signature
 from convodex.models import IndexStats
 from convodex.sources.base import (
     Budget,
     ReadResult,
     SessionInfo,
     SourceMessage,
-    open_source,
 )
 from convodex.sources.discover import FORMATS, FileStat, source_stat
 from convodex.text.query import tool_token
@@ -39,7 +27,6 @@ from convodex.text.tokens import TAIL_MARK, TOOL_MARK, cjk_run_tails, tokenize
 BATCH_BYTES = 8 * 1024 * 1024
 # Message times SQLite can store (a signed 64-bit integer of milliseconds).
 TIME_MIN, TIME_MAX = -(2**63), 2**63 - 1
-SIGNATURE_WINDOW = 4096
 # Whatever goes wrong reading one source fails that source, never the run (L5
 # isolation): budgets, OS errors, and a reader's surprise at hostile input alike.
 SOURCE_FAILURES = (Exception,)
@@ -69,27 +56,6 @@ def title_place(info: SessionInfo | None) -> tuple[int | None, int | None]:
     if info is None or not info.title_located:
         return None, None
     return info.title_span if info.title_span is not None else (-1, None)
-
-
-def signature(path: str | os.PathLike[str], offset: int) -> bytes:
-    """Fingerprint of the bytes before ``offset``: its first and last 4 KiB and its length.
-
-    Cheap enough to check on every append without rereading the indexed prefix.
-    """
-    digest = hashlib.blake2b(offset.to_bytes(8, "little"), digest_size=16)
-    with open_source(path) as handle:
-        digest.update(handle.read(min(offset, SIGNATURE_WINDOW)))
-        start = max(0, offset - SIGNATURE_WINDOW)
-        handle.seek(start)
-        digest.update(handle.read(offset - start))
-    return digest.digest()
-
-
-def safe_signature(path: str | os.PathLike[str], offset: int) -> bytes | None:
-    try:
-        return signature(path, offset)
-    except OSError:
-        return None
 
 
 class Checkpoint(NamedTuple):
@@ -171,11 +137,6 @@ class PendingSource:
         )
 
 
-# Each table's rowid form (``rowids.Table``), as constants for the loop over every part.
-_DOCUMENT_LOW, _DOCUMENT_KIND_BITS, _CODES = DOCUMENTS.low, DOCUMENTS.kind_bits, DOCUMENTS.codes
-_OUTPUT_LOW = OUTPUTS.low
-
-
 @dataclass(slots=True)
 class Batch:
     """Rows of one source range and the checkpoint that describes exactly them."""
@@ -227,33 +188,20 @@ class Batch:
             self.first_index = index
         self.locations.append((message.offset, message.length))
         subagent = message.subagent
-        sub = KEY_SUBAGENT if subagent or self.subagent else 0
         unit = self.next_unit
-        # unit_key, inlined: this runs for every message indexed (``rowids``).
-        key = (unit >> UNIT_BITS) << KEY_SLOT_SHIFT | sub | (unit & (UNITS_PER_SLOT - 1))
+        key, units, rowids = number(unit, subagent or self.subagent, message.documents)
         documents, outputs = self.documents, self.outputs
-        top = 0  # the message's last part
-        for doc in message.documents:
-            part, kind = doc.part, doc.kind
-            if part >= PARTS_PER_UNIT:  # in a further unit of this message
-                top = max(top, part)
-                key_of = unit_key(unit + part // PARTS_PER_UNIT, sub)
-                part %= PARTS_PER_UNIT
-            else:
-                key_of = key
+        for doc, rowid in zip(message.documents, rowids, strict=True):
+            kind = doc.kind
             if kind == "tool_output":
-                outputs.append(
-                    ((key_of << _OUTPUT_LOW) | part, projection_text(doc.text, doc.tool_name))
-                )
+                outputs.append((rowid, projection_text(doc.text, doc.tool_name)))
                 continue
-            rowid = (key_of << _DOCUMENT_LOW) | (part << _DOCUMENT_KIND_BITS) | _CODES[kind]
             if kind == "user_text" or kind == "assistant_text":
                 documents.append((rowid, projection_text(doc.text)))
                 if kind == "user_text" and self.title_index is None and not subagent:
                     self.title_index = index
             else:
                 documents.append((rowid, projection_text(doc.text, doc.tool_name)))
-        units = 1 if top < PARTS_PER_UNIT else top // PARTS_PER_UNIT + 1
         self.next_unit = unit + units
         at = message.created_at
         if at is not None and not TIME_MIN <= at <= TIME_MAX:
@@ -268,10 +216,10 @@ class Batch:
             if self.first_activity is None or at < self.first_activity:
                 self.first_activity = at
         session = message.session_id
-        self.messages.append((key << UNIT_SHIFT, at, timed, session, index, 0))
+        self.messages.append((unit_address(key), at, timed, session, index, 0))
         for extra in range(1, units):
-            further = unit_key(unit + extra, sub) << UNIT_SHIFT
-            self.messages.append((further, at, timed, session, index, extra * PARTS_PER_UNIT))
+            further = unit_address(unit_key(unit + extra, subagent_flag(subagent or self.subagent)))
+            self.messages.append((further, at, timed, session, index, first_part(extra)))
         self.size += message.length
 
     def time_untimed(self) -> None:

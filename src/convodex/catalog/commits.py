@@ -10,16 +10,7 @@ import msgspec
 
 from convodex.catalog import spans
 from convodex.catalog.batches import Batch
-from convodex.catalog.rowids import (
-    DOCUMENTS,
-    OUTPUTS,
-    SLOT_SHIFT,
-    UNITS_PER_SLOT,
-    moved,
-    moved_pairs,
-    slot_ranges,
-    slot_steps,
-)
+from convodex.catalog.rowids import ADDRESSES, DOCUMENTS, OUTPUTS, slot_place, starts_slot
 from convodex.sqlite import sqlite3
 
 
@@ -83,9 +74,9 @@ def delete_source_rows(db: sqlite3.Connection, source_id: int) -> list[int]:
     """Delete a source's rows; returns the slots they were in."""
     slots = source_slots(db, source_id)
     for table in (DOCUMENTS, OUTPUTS):
-        for low, high in slot_ranges(slots, table.slot_shift):
+        for low, high in table.ranges(slots):
             db.execute(f"DELETE FROM {table.name} WHERE rowid BETWEEN ? AND ?", (low, high))
-    for low, high in slot_ranges(slots):
+    for low, high in ADDRESSES.ranges(slots):
         db.execute("DELETE FROM messages WHERE base BETWEEN ? AND ?", (low, high))
     db.execute("DELETE FROM spans WHERE source_id = ?", (source_id,))
     db.execute("DELETE FROM slots WHERE source_id = ?", (source_id,))
@@ -100,7 +91,7 @@ def batch_slots(db: sqlite3.Connection, batch: Batch) -> dict[int, int]:
     """
     if batch.next_unit <= batch.first_unit:
         return {}
-    first, last = batch.first_unit // UNITS_PER_SLOT, (batch.next_unit - 1) // UNITS_PER_SLOT
+    first, last = slot_place(batch.first_unit), slot_place(batch.next_unit - 1)
     slots = dict(
         db.execute(
             "SELECT k, slot FROM slots WHERE source_id = ? AND k BETWEEN ? AND ?",
@@ -144,15 +135,14 @@ def apply_batch(
         return True
     slots = batch_slots(db, batch)
     if slots:
-        shift = DOCUMENTS.slot_shift
-        documents = moved_pairs(batch.documents, slot_steps(slots, shift), shift)
+        documents = DOCUMENTS.moved_pairs(batch.documents, DOCUMENTS.steps(slots))
         db.executemany(_INSERT_DOCUMENTS, documents)
         if changes is not None:
             changes.documents.extend(documents)
-        shift = OUTPUTS.slot_shift
-        db.executemany(_INSERT_OUTPUTS, moved_pairs(batch.outputs, slot_steps(slots, shift), shift))
-        steps = slot_steps(slots, SLOT_SHIFT)
-        db.executemany(_INSERT_MESSAGES, moved(batch.messages, steps, SLOT_SHIFT))
+        outputs = OUTPUTS.moved_pairs(batch.outputs, OUTPUTS.steps(slots))
+        db.executemany(_INSERT_OUTPUTS, outputs)
+        messages = ADDRESSES.moved(batch.messages, ADDRESSES.steps(slots))
+        db.executemany(_INSERT_MESSAGES, messages)
     spans.insert(db, batch.source_id, batch.first_index, batch.locations)
     if batch.checkpoint is not None:
         checkpoint = batch.checkpoint
@@ -177,7 +167,7 @@ def retime_untimed(db: sqlite3.Connection, source_ids: list[int]) -> None:
     of 14 s of SQLite work went to these updates and the merges of their segments).
     """
     for source_id in source_ids:
-        for low, high in slot_ranges(source_slots(db, source_id)):
+        for low, high in ADDRESSES.ranges(source_slots(db, source_id)):
             db.execute(_UNTIMED_AT, (source_id, low, high))
 
 
@@ -192,10 +182,10 @@ def in_rowid_order(db: sqlite3.Connection, group: list[Batch]) -> list[Batch]:
 
     def key(batch: Batch) -> tuple[float, int, int]:
         slot: float = float("inf")
-        if not batch.wipe and batch.failure is None and batch.first_unit % UNITS_PER_SLOT:
+        if not batch.wipe and batch.failure is None and not starts_slot(batch.first_unit):
             row = db.execute(
                 "SELECT slot FROM slots WHERE source_id = ? AND k = ?",
-                (batch.source_id, batch.first_unit // UNITS_PER_SLOT),
+                (batch.source_id, slot_place(batch.first_unit)),
             ).fetchone()
             if row is not None:
                 slot = row[0]

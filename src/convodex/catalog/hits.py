@@ -19,13 +19,13 @@ import msgspec
 from convodex import config
 from convodex.catalog import spans
 from convodex.catalog.db import Catalog
-from convodex.catalog.rowids import SLOT_SHIFT, UNIT_MASK, kind_of, part_of
+from convodex.catalog.rowids import ADDRESSES, kind_of, part_of, unit_base
 from convodex.catalog.speed.wing import Wing
 from convodex.errors import NotFound, QueryError
 from convodex.models import ContextMessage, Hit, Moment
 from convodex.sqlite import bound_runs, marks, sqlite3
 from convodex.text.agents import agent_label
-from convodex.text.matches import first_match, snippet_spans
+from convodex.text.matches import first_match, highlights, snippet_spans
 from convodex.text.query import Query
 from convodex.text.snippet import head, window
 from convodex.text.titles import first_message_title, own_title
@@ -120,12 +120,12 @@ class Hydrator:
     def prefetch(self, addresses: Sequence[int]) -> None:
         """Where a page's candidates are, their sources and their records' spans, in
         three queries instead of three per candidate."""
-        bases = sorted({address & UNIT_MASK for address in addresses} - self._places.keys())
+        bases = sorted({unit_base(address) for address in addresses} - self._places.keys())
         placed: list[tuple[int, int]] = []
         for chunk in bound_runs(bases):
             for base, *place in self.catalog.db.execute(
                 "SELECT m.base, s.source_id, m.message, m.first_part, m.at, m.timed "
-                f"FROM messages AS m JOIN slots AS s ON s.slot = m.base >> {SLOT_SHIFT} "
+                f"FROM messages AS m JOIN slots AS s ON s.slot = {ADDRESSES.slot_sql('m.base')} "
                 f"WHERE m.base IN ({marks(chunk)})",
                 chunk,
             ):
@@ -137,9 +137,10 @@ class Hydrator:
     def _place(self, address: int) -> tuple[Any, ...] | None:
         """(source, message, first part, time, timed) of a document's unit, or None
         once it is gone."""
-        if address & UNIT_MASK not in self._places:
+        base = unit_base(address)
+        if base not in self._places:
             self.prefetch([address])
-        return self._places.get(address & UNIT_MASK)
+        return self._places.get(base)
 
     def source(self, source_id: int) -> SourceRow | None:
         if source_id not in self.sources:
@@ -210,6 +211,7 @@ class Hydrator:
             return None
         # A file of many conversations (chat export) names each message's own.
         session_id = message.session_id or src.session_id
+        shown = snippet(query, doc.text, span)
         hit = Hit(
             session_id=session_id,
             session_path=src.path,
@@ -220,7 +222,7 @@ class Hydrator:
             kind=doc.kind,
             role=message.role,
             tool_name=doc.tool_name,
-            snippet=snippet(query, doc.text, span),
+            snippet=shown,
             score=round(-score, 6),
             session_title=self.title(src, message) or session_id,
             workspace_root=src.workspace,
@@ -232,9 +234,10 @@ class Hydrator:
             running=session_id in self.runtime.running,
             current=session_id == self.runtime.current,
             resume_command=self.resume_command(src.format, session_id, src.workspace),
+            highlights=highlights(query, shown),
         )
         if around:
-            hit.around = self.around(src, index, around, around)
+            hit.around = self.around(src, index, around, around, query)
         return hit
 
     def moment(self, rowid: int, score: float, query: Query) -> Moment | None:
@@ -298,7 +301,10 @@ class Hydrator:
         except (OSError, ValueError, RecursionError):
             return None
 
-    def around(self, src: SourceRow, index: int, before: int, after: int) -> list[ContextMessage]:
+    def around(
+        self, src: SourceRow, index: int, before: int, after: int, query: Query | None = None
+    ) -> list[ContextMessage]:
+        """The messages around ``index``; with ``query``, each with where it matches."""
         out = []
         for i, offset, length in spans.lookup_range(
             self.catalog.db, src.id, index - before, index + after
@@ -308,14 +314,11 @@ class Hydrator:
             message = src.messages[i]
             if message is None:
                 continue
-            out.append(
-                ContextMessage(
-                    message_index=i,
-                    role=message.role,
-                    text=head(message.text(), CONTEXT_CHARS),
-                    hit=i == index,
-                )
-            )
+            text = head(message.text(), CONTEXT_CHARS)
+            context = ContextMessage(message_index=i, role=message.role, text=text, hit=i == index)
+            if query is not None:
+                context.highlights = highlights(query, text)
+            out.append(context)
         return out
 
     def queue_changed(self) -> None:
@@ -360,9 +363,15 @@ def first_user_title(catalog: Catalog, source_id: int) -> str | None:
 
 
 def around_path(
-    catalog: Catalog, session_path: str, message_index: int, before: int = 3, after: int = 3
+    catalog: Catalog,
+    session_path: str,
+    message_index: int,
+    before: int = 3,
+    after: int = 3,
+    query: Query | None = None,
 ) -> list[ContextMessage]:
-    """The messages around one message of a session, read from its source."""
+    """The messages around one message of a session, read from its source; with
+    ``query``, each with where it matches."""
     if not (0 <= before <= config.MAX_AROUND and 0 <= after <= config.MAX_AROUND):
         raise QueryError(f"before and after must be between 0 and {config.MAX_AROUND}")
     row = catalog.db.execute("SELECT id FROM sources WHERE path = ?", (session_path,)).fetchone()
@@ -372,4 +381,4 @@ def around_path(
     src = hydrator.source(int(row[0]))
     if src is None or src.bad:
         return []
-    return hydrator.around(src, message_index, before, after)
+    return hydrator.around(src, message_index, before, after, query)

@@ -29,7 +29,14 @@ from convodex.catalog.speed.wing import Wing
 from convodex.catalog.stamps import record_listing, verify_signatures
 from convodex.models import IndexStats
 from convodex.sources.base import Budget
-from convodex.sources.discover import Discovered, Sniffed, describe, discover_file, scan
+from convodex.sources.discover import (
+    Discovered,
+    Sniffed,
+    describe,
+    discover_file,
+    scan,
+    workspace_roots,
+)
 from convodex.sources.roots import Root, declared, root_format
 from convodex.sqlite import marks, sqlite3
 
@@ -111,7 +118,7 @@ class Indexer:
         with self.catalog.transaction() as db:
             generation = self._next_generation(db)
             db.execute("UPDATE roots SET scan_generation = ? WHERE id = ?", (generation, root_id))
-            record_listing(db, root_id, listed_at)  # the freshness check lists since then
+            record_listing(db, root_id, listed_at, full=True)  # checks list since then
             known = {
                 row[0]: row[1:] for row in db.execute(f"SELECT path, {_KNOWN_COLUMNS} FROM sources")
             }
@@ -232,15 +239,29 @@ class Indexer:
         started = time.perf_counter()
         self.catalog.require_writable()
         self.catalog.verify()  # damage anywhere is found now, not by a later search (L8)
+        roots = list(roots)
         root_ids = [self.scan_root(root) for root in roots]
         verify_signatures(self.catalog)  # same size and mtime, other bytes: found here
         self.index_pending(root_ids, progress)
+        # Aider keeps its history in the workspace it ran in: the ones sessions name.
+        extra = [self.scan_root(root) for root in self.workspace_roots(roots)]
+        self.index_pending(extra, progress)
+        root_ids += extra
         for root_id in root_ids:
             self.complete_scan(root_id)
         self.refresh_bands()
         self.release_free_pages()
         self.stats.seconds = round(self.stats.seconds + time.perf_counter() - started, 3)
         return self.stats
+
+    def workspace_roots(self, given: list[Path]) -> list[Root]:
+        """The workspaces the catalog's sessions name that hold an Aider history
+        (``discover.workspace_roots``), unless a root given covers them."""
+        rows = self.catalog.db.execute(
+            "SELECT DISTINCT workspace FROM sources WHERE workspace IS NOT NULL"
+        ).fetchall()
+        found = workspace_roots(str(row[0]) for row in rows)
+        return [r for r in found if not any(r.is_relative_to(g) for g in given)]
 
     def release_free_pages(self, threshold: float = 0.05) -> None:
         """Give back pages FTS5 segment merges freed, once they are a noticeable share."""

@@ -25,10 +25,10 @@ from typing import Literal
 
 import msgspec
 
-from convodex.catalog.batches import signature
 from convodex.catalog.db import Catalog
 from convodex.catalog.hits import first_user_title, title_from
 from convodex.catalog.search import RuntimeState
+from convodex.catalog.stamps import signature
 from convodex.models import Tree, TreeRow
 from convodex.sources.base import Budget, ReadResult, open_source
 from convodex.sources.discover import FORMATS
@@ -209,15 +209,16 @@ class Listing:
         """The shared resolver for the complete tree: the cache, else a replay."""
         return self.cache.get(path) or self._store(path, lambda: summarize(path, fmt))
 
-    def refresh(self, catalog: Catalog, limit: int = 256) -> int:
-        """Background work: summarize indexed sources whose summary is missing or stale."""
+    def refresh(self, catalog: Catalog, limit: int | None = 256) -> int:
+        """Background work: summarize indexed sources whose summary is missing or stale
+        (at most ``limit``; None: all, once indexing is done, so no row stays loading)."""
         done = 0
         rows = catalog.db.execute(
             "SELECT id, path, format, inode, size, mtime_ns, message_count, last_activity_at "
-            "FROM sources WHERE pending = 0 AND health = 'ok' ORDER BY id"
+            "FROM sources WHERE pending = 0 AND health IN ('ok', 'stale') ORDER BY id"
         ).fetchall()
         for source_id, path, fmt, inode, size, mtime_ns, count, last in rows:
-            if done >= limit:
+            if limit is not None and done >= limit:
                 break
             if self._current(path, inode, size, mtime_ns) is not None or path in self.cache.failed:
                 continue
@@ -279,7 +280,8 @@ class Listing:
             if summary is None and not progressive:
                 summary = self.resolve(path, fmt)
             if summary is None:
-                if path in self.cache.failed:
+                # A source that failed indexing has no summary to wait for: unreadable.
+                if path in self.cache.failed or (health == "failed" and not is_pending):
                     failed += 1
                 else:
                     pending += 1

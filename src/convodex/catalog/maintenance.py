@@ -142,6 +142,13 @@ def _inspect(db: sqlite3.Connection, report: CatalogReport) -> None:
         )
     }
     report.failed = failed_sources(db)
+    report.empty_by_format = {
+        str(fmt): int(count)
+        for fmt, count in db.execute(
+            "SELECT format, count(*) FROM sources WHERE health = 'ok' AND pending = 0"
+            " AND message_count = 0 AND size > 0 GROUP BY format ORDER BY format"
+        )
+    }
     report.revision = read_revision(db)
 
 

@@ -140,7 +140,7 @@ class Plan(msgspec.Struct):
             where.add(
                 f"{layout.kind_sql(rowid)} IN ({marks(main)})", *(layout.codes[k] for k in main)
             )
-        slot = f"({rowid} >> {layout.slot_shift})"
+        slot = layout.slot_sql(rowid)
         if self.sources_sql is not None:
             where.add(
                 f"{slot} IN (SELECT slot FROM slots WHERE source_id IN "
@@ -152,9 +152,9 @@ class Plan(msgspec.Struct):
         # inside SQL, before ranking, by arithmetic on the rowid (a lookup per match in
         # the sub-agent sources cost 10 of 60 ms on a common word).
         if subagents:
-            where.add(f"({rowid} & {layout.subagent_bit}) != 0")
+            where.add(f"{layout.subagent_sql(rowid)} != 0")
         elif not self.include_subagents:
-            where.add(f"({rowid} & {layout.subagent_bit}) = 0")
+            where.add(f"{layout.subagent_sql(rowid)} = 0")
         if self.since is not None or self.until is not None:
             where.add(
                 f"(SELECT at FROM messages WHERE base = {base}) BETWEEN ? AND ?",

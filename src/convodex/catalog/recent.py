@@ -67,10 +67,10 @@ def recent(catalog: Catalog, request: SearchRequest, runtime: RuntimeState) -> R
     if found.tools:
         used = []
         for table in ("documents", "outputs"):
-            shift = TABLES[table].slot_shift
+            slot = TABLES[table].slot_sql("rowid")
             used.append(
                 f"SELECT slot FROM slots WHERE slot IN "
-                f"(SELECT rowid >> {shift} FROM {table} WHERE {table} MATCH ?)"
+                f"(SELECT {slot} FROM {table} WHERE {table} MATCH ?)"
             )
             params.append(tool_expression(found.tools))
         where.append(f"id IN (SELECT source_id FROM slots WHERE slot IN ({' UNION '.join(used)}))")

@@ -16,7 +16,7 @@ import msgspec
 
 from convodex.catalog.db import Catalog
 from convodex.catalog.plan import MIN_SESSION_PREFIX
-from convodex.catalog.rowids import SLOT_SHIFT, SLOT_SPAN
+from convodex.catalog.rowids import ADDRESSES
 from convodex.errors import NotFound, QueryError
 from convodex.sqlite import marks
 
@@ -85,10 +85,7 @@ def _sources(
 
 
 # A source's message rows: those in its slots.
-_SOURCE_MESSAGES = (
-    f"slots AS s JOIN messages AS m ON m.base BETWEEN s.slot << {SLOT_SHIFT} "
-    f"AND (s.slot << {SLOT_SHIFT}) + {SLOT_SPAN - 1}"
-)
+_SOURCE_MESSAGES = f"slots AS s JOIN messages AS m ON {ADDRESSES.in_slot_sql('m.base', 's.slot')}"
 
 
 def _keys_of(catalog: Catalog, source_id: int) -> list[str | None]:
@@ -188,7 +185,7 @@ def _keyed(
     """Sessions inside files of many: (their file, their id)."""
     rows = catalog.db.execute(
         "SELECT DISTINCT s.source_id, m.session_key FROM messages AS m "
-        f"JOIN slots AS s ON s.slot = m.base >> {SLOT_SHIFT} "
+        f"JOIN slots AS s ON s.slot = {ADDRESSES.slot_sql('m.base')} "
         f"WHERE m.{condition}" + (" ESCAPE '\\'" if "LIKE" in condition else "") + " LIMIT 100",
         (value,),
     ).fetchall()

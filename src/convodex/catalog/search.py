@@ -29,8 +29,16 @@ from convodex.catalog.speed.wing import Wing
 from convodex.errors import QueryError
 from convodex.models import ContextMessage, Hit, Progress, ProgressState, SearchPage
 from convodex.sqlite import marks, sqlite3
+from convodex.text.query import Query
 
-__all__ = ["RuntimeState", "SearchRequest", "Searcher", "progress", "root_ids_for"]
+__all__ = [
+    "RuntimeState",
+    "SearchRequest",
+    "Searcher",
+    "progress",
+    "progress_sentence",
+    "root_ids_for",
+]
 
 MAX_BATCHES = 20
 # Candidates whose sessions a grouped page looks up at once.
@@ -101,6 +109,25 @@ def _count_progress(catalog: Catalog, root_ids: list[int] | None) -> Progress:
         pending=pending,
         failed=failed,
         revision=catalog.revision(),
+    )
+
+
+def progress_sentence(progress: Progress) -> str:
+    """How far the index is, in one sentence: the same words on every surface (the
+    CLI's stderr, the MCP tool's first line, the web page), each deciding when to show
+    it and what advice to add."""
+    if progress.state == "degraded":
+        return "index is read-only (degraded mode); results may be stale"
+    if progress.total == 0:
+        if progress.state == "empty":
+            return "the index is empty: the transcript folders have not been scanned yet"
+        return "no transcripts were found: there is nothing to search yet"
+    if progress.state == "complete":
+        sources = "source" if progress.total == 1 else "sources"
+        failed = f", {progress.failed} failed" if progress.failed else ""
+        return f"index complete: {progress.indexed} of {progress.total} {sources}{failed}"
+    return (
+        f"index is still building ({progress.indexed}/{progress.total}); results may be incomplete"
     )
 
 
@@ -425,7 +452,7 @@ class Searcher:
             return sql, params
 
         try:
-            rows = self.speed.split(self.catalog, build, count, TABLES[table].slot_shift)
+            rows = self.speed.split(self.catalog, build, count, TABLES[table])
             if rows is not None:
                 return _candidates(rows, table)
             sql, params = build(None)
@@ -446,7 +473,12 @@ class Searcher:
         return False
 
     def around(
-        self, session_path: str, message_index: int, before: int = 3, after: int = 3
+        self,
+        session_path: str,
+        message_index: int,
+        before: int = 3,
+        after: int = 3,
+        query: Query | None = None,
     ) -> list[ContextMessage]:
         """The messages around one message of a session, read from its source."""
-        return around_path(self.catalog, session_path, message_index, before, after)
+        return around_path(self.catalog, session_path, message_index, before, after, query)

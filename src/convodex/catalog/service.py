@@ -33,7 +33,7 @@ from convodex.catalog.refs import SessionRef, agents, root_of, source_ref
 from convodex.catalog.search import RuntimeState, Searcher, progress, root_ids_for
 from convodex.catalog.speed.settings import Accelerators
 from convodex.catalog.speed.wing import Wing
-from convodex.errors import SourceError
+from convodex.errors import QueryError, SourceError
 from convodex.models import (
     AroundResult,
     ContextMessage,
@@ -51,6 +51,8 @@ from convodex.models import (
 )
 from convodex.sqlite import sqlite3
 from convodex.text.agents import agent_label
+from convodex.text.matches import highlights
+from convodex.text.query import Query, parse
 
 if TYPE_CHECKING:
     from convodex.catalog.indexer import Progress as IndexProgress
@@ -61,6 +63,8 @@ if TYPE_CHECKING:
 
 # A rebuild refreshes listing summaries at most this often (the tree's own progress).
 LISTING_REFRESH_SECONDS = 1.0
+# Summaries the listing reads between two index batches at most.
+LISTING_BATCH = 256
 T = TypeVar("T")
 _NOT_WATCHING = threading.Event()  # a service without a file watcher: never set
 
@@ -297,13 +301,16 @@ class HistoryService:
         path: str | None = None,
         before: int = 3,
         after: int = 3,
+        query: str | None = None,
     ) -> AroundResult:
-        """The messages around one message of a session, read from its source."""
+        """The messages around one message of a session, read from its source; with
+        ``query`` (the search that found it), each with where that query matches."""
+        marking = marks_of(query)
 
         def run() -> tuple[SessionRef, list[ContextMessage]]:
             found = self._source_ref(session_id, path)
             path_ = found.session_path
-            return found, self.searcher().around(path_, message_index, before, after)
+            return found, self.searcher().around(path_, message_index, before, after, marking)
 
         with self.interactive():
             found, messages = self._guarded(run)
@@ -311,11 +318,15 @@ class HistoryService:
             session_id=found.session_id, session_path=found.session_path, messages=messages
         )
 
-    def session(self, session_id: str, path: str | None = None) -> SessionView:
+    def session(
+        self, session_id: str, path: str | None = None, query: str | None = None
+    ) -> SessionView:
         """A whole session's effective branch, replayed from its transcript (the one
-        read path: ``document``'s, in the page's shape)."""
+        read path: ``document``'s, in the page's shape); with ``query``, each message
+        with where that query matches."""
         from convodex.catalog.transcript import read_document
 
+        marking = marks_of(query)
         with self.interactive():
             found = self._guarded(lambda: self._source_ref(session_id, path))
             self._check_readable(found.session_path, found.agent)
@@ -326,10 +337,13 @@ class HistoryService:
             title=document.title,
             workspace_root=document.project,
             messages=[
-                SessionMessage(
-                    message_index=entry.message_index,
-                    role=entry.role,
-                    text="\n".join(part.text for part in entry.parts),
+                marked(
+                    SessionMessage(
+                        message_index=entry.message_index,
+                        role=entry.role,
+                        text="\n".join(part.text for part in entry.parts),
+                    ),
+                    marking,
                 )
                 for entry in document.messages
             ],
@@ -436,11 +450,17 @@ class HistoryService:
         """Index the roots now, in this thread (scan, read, commit, clean up).
 
         A damaged catalog found on the way is quarantined and the run starts over on
-        the new one (a full rebuild).
+        the new one (a full rebuild). When nothing changed (``unchanged``: stats and
+        directory times only) neither the indexer nor a reader is loaded.
         """
-        from convodex.catalog.indexer import Indexer
+        from convodex.catalog.unchanged import unchanged
 
         roots = [r for r in self.roots if r.is_dir()]
+        same = self._guarded(lambda: unchanged(self.catalog, roots, self.follow_symlinks))
+        if same is not None:  # bands an interrupted run left stale catch up at the next
+            return same  # run that changes something, or the hourly full scan
+        from convodex.catalog.indexer import Indexer
+
         return self._guarded(
             lambda: Indexer(
                 self.catalog, budget, follow_symlinks=self.follow_symlinks, speed=self.speed
@@ -500,7 +520,10 @@ class HistoryService:
             now = time.monotonic()
             if event.reason != "index" or now - last[0] > LISTING_REFRESH_SECONDS:
                 last[0] = now
-                self._listing().refresh(scheduler.catalog)
+                # Between batches a bounded share; after a scan, a hint or a removal,
+                # every summary still missing (the tree's "loading" count settles).
+                limit = LISTING_BATCH if event.reason == "index" else None
+                self._listing().refresh(scheduler.catalog, limit)
 
         return refresh
 
@@ -516,3 +539,20 @@ class HistoryService:
                     catalog.close()
             self._readers.clear()
         self.catalog.close()
+
+
+def marks_of(query: str | None) -> Query | None:
+    """The parsed query whose matches a read marks, or None: none named, or one with no
+    words to mark (qualifiers only, or malformed: its search said why already)."""
+    if not query or not query.strip():
+        return None
+    try:
+        return parse(query)
+    except QueryError:
+        return None
+
+
+def marked(message: SessionMessage, query: Query | None) -> SessionMessage:
+    if query is not None:
+        message.highlights = highlights(query, message.text)
+    return message

@@ -1,12 +1,15 @@
-"""What an indexing run leaves for the freshness check (``freshness``, SPEC L17): when a
-root's directories were last listed in full, and the unchanged-looking sources whose
-indexed head and tail it re-read, a few each run, in turn.
+"""What an indexing run leaves for the freshness check (``freshness``, SPEC L17) and the
+no-op check (``unchanged``, L20): when a root's directories were last listed in full,
+and the unchanged-looking sources whose indexed head and tail it re-read (their
+signature), a few each run, in turn.
 
 Below both the indexer (which records them) and the freshness check (which reads
 them, and runs the indexer), so neither imports the other.
 """
 
 from __future__ import annotations
+
+import os
 
 from convodex.catalog.db import Catalog
 from convodex.sqlite import sqlite3
@@ -15,13 +18,20 @@ from convodex.sqlite import sqlite3
 LISTED_AT = "listed_at:{}"
 
 
-def record_listing(db: sqlite3.Connection, root_id: int, at_ns: int) -> None:
+# catalog_meta key of the time (ns) a scan of the root began listing every directory
+# under it (the no-op check, ``unchanged``; the freshness check lists known ones only).
+FULL_LISTING = "full_listing_at:{}"
+
+
+def record_listing(db: sqlite3.Connection, root_id: int, at_ns: int, full: bool = False) -> None:
     """Note that every directory of the root was listed as of ``at_ns`` (a scan's
-    start): a directory not modified since holds no file the catalog does not know."""
-    db.execute(
+    start): a directory not modified since holds no file the catalog does not know.
+    ``full``: by a scan, which lists directories that hold no known source too."""
+    keys = [LISTED_AT, FULL_LISTING] if full else [LISTED_AT]
+    db.executemany(
         "INSERT INTO catalog_meta(key, value) VALUES (?, ?) "
         "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-        (LISTED_AT.format(root_id), str(at_ns)),
+        [(key.format(root_id), str(at_ns)) for key in keys],
     )
 
 
@@ -36,8 +46,6 @@ def verify_signatures(catalog: Catalog, limit: int = SIGNATURE_CHECKS) -> int:
     differently (an edit in place to the same size with its modification time put
     back: ``touch -r``, ``cp -p``, sync tools). ``limit`` sources a run, in turn, so a
     run costs at most ``limit`` × 8 KiB of reads; returns how many were queued."""
-    from convodex.catalog.batches import safe_signature
-
     db = catalog.db
     row = db.execute("SELECT value FROM catalog_meta WHERE key = ?", (VERIFY_CURSOR,)).fetchone()
     after = int(row[0]) if row else 0
@@ -66,3 +74,31 @@ def verify_signatures(catalog: Catalog, limit: int = SIGNATURE_CHECKS) -> int:
             (VERIFY_CURSOR, last),
         )
     return len(changed)
+
+
+SIGNATURE_WINDOW = 4096
+
+
+def signature(path: str | os.PathLike[str], offset: int) -> bytes:
+    """Fingerprint of the bytes before ``offset``: its first and last 4 KiB and its length.
+
+    Cheap enough to check on every append without rereading the indexed prefix.
+    """
+    import hashlib
+
+    from convodex.sources.base import open_source
+
+    digest = hashlib.blake2b(offset.to_bytes(8, "little"), digest_size=16)
+    with open_source(path) as handle:
+        digest.update(handle.read(min(offset, SIGNATURE_WINDOW)))
+        start = max(0, offset - SIGNATURE_WINDOW)
+        handle.seek(start)
+        digest.update(handle.read(offset - start))
+    return digest.digest()
+
+
+def safe_signature(path: str | os.PathLike[str], offset: int) -> bytes | None:
+    try:
+        return signature(path, offset)
+    except OSError:
+        return None

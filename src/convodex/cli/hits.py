@@ -14,6 +14,7 @@ from pathlib import Path
 
 import click
 
+from convodex.catalog.search import progress_sentence
 from convodex.models import Hit, Moment, Progress, Refresh, SearchPage
 from convodex.text.agents import agent_label
 from convodex.text.matches import highlights
@@ -53,16 +54,14 @@ def counted(count: int, noun: str) -> str:
 
 
 def describe_progress(state: Progress) -> str | None:
-    """A line for stderr when the index is not complete, else None."""
+    """A line for stderr when the index is not complete, else None: the library's
+    progress sentence with what to do about it."""
     if state.state == "empty":
-        return "the index is empty: run `convodex index` (or search with --wait)"
+        return f"{progress_sentence(state)}; run `convodex index` (or search with --wait)"
     if state.state == "indexing":
-        return (
-            f"index incomplete: {state.indexed} of {counted(state.total, 'source')} indexed, "
-            f"{state.pending} pending; results may be partial (use --wait)"
-        )
+        return f"{progress_sentence(state)} (use --wait)"
     if state.state == "degraded":
-        return "the catalog is read-only (degraded mode); results may be stale"
+        return progress_sentence(state)
     return None
 
 

@@ -9,7 +9,8 @@ from typing import Any, TypeVar
 import click
 
 from convodex.catalog.plan import SearchRequest
-from convodex.models import RankedHit, SearchPage
+from convodex.models import SearchPage
+from convodex.server_models import RankedHit
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -17,6 +17,7 @@ from convodex.cli.options import cache_dir_option, emit_json, json_option, witho
 from convodex.config import catalog_path
 from convodex.models import CatalogReport
 from convodex.sources.roots import default_roots, resolve_root
+from convodex.text.agents import agent_label
 
 
 def _megabytes(size: int) -> str:
@@ -77,6 +78,11 @@ def _print_report(report: CatalogReport) -> None:
         click.echo(f"  error class: {count} × {error_class}")
     if report.failed:
         click.echo("  failed sources: `convodex doctor --failed` lists them")
+    for fmt, count in report.empty_by_format.items():
+        click.echo(
+            f"  no messages found: {count} {agent_label(fmt)} source(s) its reader claims"
+            " (a shape it does not know yet?)"
+        )
     for item in report.quarantined:
         click.echo(f"  quarantined: {item.path} ({_megabytes(item.size_bytes)})")
     if report.note:

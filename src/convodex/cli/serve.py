@@ -60,6 +60,8 @@ def serve(
 
     from convodex.catalog.service import Background, HistoryService
     from convodex.cli.warm import beside
+    from convodex.hub.background import with_sync
+    from convodex.hub.settings import serve_sync
     from convodex.web.local_app import create_app
 
     if not is_loopback(host) and not (allow_remote and token):
@@ -69,6 +71,8 @@ def serve(
     if allowed_hosts and not allow_remote:
         raise click.UsageError("--allowed-host needs --allow-remote (and --token)")
     root_list, demo = roots_or_demo(roots)
+    # With ``[hub] sync_every``, the hub is kept in sync in the background (never the demo).
+    hub = None if demo else serve_sync()
     if demo:
         click.echo(f"no sessions under {config.sessions_dir()}; serving the bundled demo corpus")
         cache_dir = demo_cache_dir(cache_dir)
@@ -84,10 +88,15 @@ def serve(
     # --allow-remote the names the user configured.
     hosts = [host, *allowed_hosts] if allow_remote else [host]
     app = create_app(
-        service, token=token if allow_remote else None, allowed_hosts=hosts, beside=beside
+        service,
+        token=token if allow_remote else None,
+        allowed_hosts=hosts,
+        beside=with_sync(beside, hub),
     )
     shown = f"[{host}]" if ":" in host else host
     click.echo(f"convodex is serving {len(root_list)} root(s) at http://{shown}:{port}/")
+    if hub is not None:
+        click.echo(f"syncing to the hub at {hub.url} as {hub.machine} every {hub.sync_every:g} s")
     # No access log: request lines carry queries, which diagnostics never print.
     # uvicorn shuts down gracefully on SIGINT/SIGTERM (the lifespan closes the service,
     # its worker processes with it), then raises the signal again, which

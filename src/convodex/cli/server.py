@@ -6,6 +6,7 @@ them as one ``error: …`` line on stderr and exits 1, like every other command.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 from collections.abc import Callable
@@ -227,6 +228,15 @@ def teams_list(db_url: str | None, as_json: bool) -> None:
         click.echo(f"{t.name}: {', '.join(t.members) or 'no members'}")
 
 
+def _backfill(db: Database) -> None:
+    """Ranked tokens for older entries; stopped by the server closing under it (the
+    next start resumes where it stopped)."""
+    from convodex.server.projection import backfill_tokens
+
+    with contextlib.suppress(Exception):
+        backfill_tokens(db)
+
+
 @server.command("serve")
 @db_option
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind.")
@@ -242,7 +252,7 @@ def teams_list(db_url: str | None, as_json: bool) -> None:
 )
 def serve(db_url: str | None, host: str, port: int, replica_url: str | None) -> None:
     """Serve /brain/search and the journal write API over HTTP."""
-    import contextlib
+    import threading
 
     import uvicorn
 
@@ -250,6 +260,10 @@ def serve(db_url: str | None, host: str, port: int, replica_url: str | None) -> 
 
     with _open(db_url) as db, contextlib.ExitStack() as stack:
         db.migrate()
+        # Entries from before ranked search get their tokens while the server answers.
+        threading.Thread(
+            target=_backfill, args=(db,), name="convodex-backfill", daemon=True
+        ).start()
         replica = stack.enter_context(open_database(replica_url)) if replica_url else None
         uvicorn.run(
             create_app(db, replica),

@@ -16,7 +16,7 @@ import msgspec
 from convodex import config
 from convodex.hub.client import HubClient
 from convodex.hub.settings import HubSettings
-from convodex.models import RankedHit
+from convodex.server_models import RankedHit
 
 
 def _quoted(name: str, value: str) -> str:

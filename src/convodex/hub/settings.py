@@ -10,6 +10,7 @@ machine = "laptop"          # default: the host name
 include = ["~/work"]        # project paths or roots; default: everything
 exclude = ["~/work/secret"]
 redact = true               # mask likely secrets before upload (default)
+sync_every = 300            # convodex serve syncs every 300 s (default: it does not)
 ```
 """
 
@@ -33,6 +34,8 @@ class HubSettings:
     include: tuple[Path, ...] = ()
     exclude: tuple[Path, ...] = field(default_factory=tuple)
     redact: bool = True
+    #: seconds between the syncs ``convodex serve`` runs (``None``: it runs none)
+    sync_every: float | None = None
 
     def shares(self, *paths: str | None) -> bool:
         """Whether a session with these paths (project, transcript) is shared: under an
@@ -48,7 +51,7 @@ class HubSettings:
 def _table() -> dict[str, object]:
     table = config.user_config().get("hub", {})
     assert isinstance(table, dict)
-    known = {"url", "token", "team", "machine", "include", "exclude", "redact"}
+    known = {"url", "token", "team", "machine", "include", "exclude", "redact", "sync_every"}
     for key in table:
         if key not in known:
             raise ConfigError(f"{config.config_file()}: unknown [hub] setting {key!r}")
@@ -85,6 +88,11 @@ def hub_settings(url: str | None = None, token: str | None = None) -> HubSetting
     redact = table.get("redact", True)
     if not isinstance(redact, bool):
         raise ConfigError(f"{config.config_file()}: [hub] redact must be true or false")
+    every = table.get("sync_every")
+    if every is not None and (
+        isinstance(every, bool) or not isinstance(every, int | float) or not every >= 1
+    ):
+        raise ConfigError(f"{config.config_file()}: [hub] sync_every must be seconds (1 or more)")
     return HubSettings(
         url=url.rstrip("/"),
         token=token,
@@ -93,4 +101,14 @@ def hub_settings(url: str | None = None, token: str | None = None) -> HubSetting
         include=_paths(table, "include"),
         exclude=_paths(table, "exclude"),
         redact=redact,
+        sync_every=None if every is None else float(every),
     )
+
+
+def serve_sync() -> HubSettings | None:
+    """What ``convodex serve`` syncs to in the background: the hub settings when
+    ``[hub] sync_every`` is set (then a missing URL or token is one clear error),
+    else ``None``."""
+    if _table().get("sync_every") is None:
+        return None
+    return hub_settings()

@@ -5,10 +5,14 @@ line is written and flushed after each session the hub confirmed, so a run kille
 any point resumes with every finished session skipped and the unfinished one sent
 again from its start (the hub resets it: no duplicates). A torn last line is
 ignored. Each run ends by rewriting the file compactly (atomic replace).
+
+One run at a time per file: a run holds an exclusive lock on ``<file>.lock`` (``serve``
+syncing in the background and a ``convodex sync`` by hand never interleave).
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -17,6 +21,7 @@ from pathlib import Path
 from typing import IO
 
 from convodex import config
+from convodex.errors import ConvodexError
 
 
 @dataclass(frozen=True)
@@ -43,11 +48,25 @@ def state_path(url: str, token: str) -> Path:
     return config.data_home() / "hub" / f"sync-{digest}.jsonl"
 
 
+class SyncBusy(ConvodexError):
+    """Another sync of the same hub and account is running on this machine."""
+
+    status = 409
+
+
 class SyncState:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.done: dict[tuple[str, str], Checkpoint] = {}
         self._out: IO[str] | None = None
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(path.with_suffix(".lock"), os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise SyncBusy("another sync of this hub is running on this machine") from None
+        self._lock_fd: int | None = fd
         self._load()
 
     def _load(self) -> None:
@@ -92,3 +111,10 @@ class SyncState:
         if self._out is not None:
             self._out.close()
             self._out = None
+
+    def release(self) -> None:
+        """End the run: the file is closed and the lock let go."""
+        self.close()
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None

@@ -1,13 +1,15 @@
 """``convodex sync``: push this machine's local sessions into a hub (SPEC S6, X11).
 
-Each local session (its effective branch, as ``convodex show`` reads it) becomes one
-hub session keyed by (machine, agent, session id), with its title, project, agent
-and message times. A session is read only when its transcript changed since the
-last confirmed upload, and sent only when what would be sent changed (a digest of
-it): a second run sends nothing. Likely secrets are masked before anything leaves
-the machine (``[hub] redact``, on by default) by the library's redaction, the same
-as ``export --redact``; home directories in the project path become ``~``. Sessions
-whose transcript is gone are deleted on the hub, and the hub keeps them deleted.
+Each local session (its effective branch, as ``convodex show`` reads it) becomes one hub
+session keyed by (machine, agent, session id), with its title, project, agent and
+message times; a fork or sub-agent session names the hub copy of the session it came
+from (``forkedFrom``), when that one is shared too. A session is read only when its
+transcript changed since the last confirmed upload, and sent only when what would be
+sent changed (a digest of it): a second run sends nothing. Likely secrets are masked
+before anything leaves the machine (``[hub] redact``, on by default) by the library's
+redaction, the same as ``export --redact``; home directories in the project path become
+``~``. Sessions whose transcript is gone are deleted on the hub, and the hub keeps them
+deleted.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from convodex.errors import ConvodexError
 from convodex.hub.client import HubClient
 from convodex.hub.settings import HubSettings
 from convodex.hub.state import Checkpoint, SyncState, state_path
-from convodex.models import SessionDocument, SessionEntry, SyncItem, SyncReport, TreeRow, encode
+from convodex.models import SessionDocument, SessionEntry, TreeRow, encode
+from convodex.server_models import SyncItem, SyncReport
 
 if TYPE_CHECKING:
     from convodex.catalog.service import HistoryService
@@ -112,11 +115,14 @@ class Syncer:
         dry_run: bool = False,
         on_item: Callable[[SyncItem], None] | None = None,
         uploads: int = UPLOADS,
+        stop: threading.Event | None = None,
     ) -> None:
         self.service = service
         self.settings = settings
         self.dry_run = dry_run
         self.uploads = max(1, uploads)
+        #: set: no further session is started (the ones in flight end)
+        self.stop = stop or threading.Event()
         self.state = SyncState(state_path(settings.url, settings.token))
         self.items: list[SyncItem] = []
         self.on_item = on_item
@@ -124,6 +130,8 @@ class Syncer:
         self._lock = threading.Lock()
         self._local = threading.local()
         self._clients: list[HubClient] = []
+        #: the (agent, session id) of every local session this run may share
+        self._shared: set[tuple[str, str]] = set()
 
     @property
     def client(self) -> HubClient:
@@ -152,12 +160,17 @@ class Syncer:
         try:
             rows = self.service.tree().rows
             seen = {(row.source_format, row.session_id) for row in rows}
+            self._shared = {
+                (row.source_format, row.session_id)
+                for row in rows
+                if self.settings.shares(row.workspace_root, row.session_path)
+            }
             self._sessions(rows)
             self._deletions(seen)
         finally:
             if not self.dry_run:
                 self.state.compact()
-            self.state.close()
+            self.state.release()
             for client in self._clients:
                 client.close()
         count = {a: sum(1 for i in self.items if i.action == a) for a in _ACTIONS}
@@ -193,6 +206,8 @@ class Syncer:
             pool.shutdown(wait=True, cancel_futures=True)
 
     def _session(self, row: TreeRow) -> None:
+        if self.stop.is_set():
+            return
         agent, sid = row.source_format, row.session_id
         if not self.settings.shares(row.workspace_root, row.session_path):
             self._note(agent, sid, "excluded")
@@ -219,6 +234,10 @@ class Syncer:
             "project": home_relative(document.project),
             "team": self.settings.team,
         }
+        if row.parent_id and (agent, row.parent_id) in self._shared:
+            # A fork or sub-agent session names the one it came from (its hub copy),
+            # never one this machine keeps to itself.
+            facts["forkedFrom"] = row.parent_id
         body = encode({**facts, "entries": entries})
         digest = hashlib.sha256(body).hexdigest()
         point = Checkpoint(agent, sid, row.session_path, stamp, digest)
@@ -260,6 +279,8 @@ class Syncer:
 
     def _deletions(self, seen: set[tuple[str, str]]) -> None:
         for point in list(self.state.done.values()):
+            if self.stop.is_set():
+                return
             if point.deleted or point.key in seen or Path(point.path).exists():
                 continue
             if not self.dry_run:

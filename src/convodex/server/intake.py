@@ -1,6 +1,7 @@
 """What ``convodex sync`` stores (SPEC S6): one hub session per (owner, machine, agent,
 local session id), replaced whole when the local session changes, deleted for good
-when the local one is.
+when the local one is; a fork or sub-agent session points at the hub copy of the one it
+came from (``forked_from``).
 
 A session's upload comes in parts (a request body is at most 16 MiB): part 0 resets
 the hub copy, every part appends, the final one marks it complete with the digest
@@ -86,9 +87,13 @@ def store_part(
     part: int,
     final: bool,
     entries: Sequence[Mapping[str, Any]],
+    forked_from: str | None = None,
 ) -> tuple[str, str]:
-    """Store one part of a session's upload; return ``(hub id, state)``."""
+    """Store one part of a session's upload; return ``(hub id, state)``.
+    ``forked_from`` is the local id of the session it came from (same machine and
+    agent): the hub copy records that one's hub id."""
     session_id = _key(caller, machine, agent, local_id)
+    parent = None if forked_from is None else _key(caller, machine, agent, forked_from)
     storable_text(title, "title")
     storable_text(project, "project")
     if not isinstance(digest, str) or not 0 < len(digest) <= MAX_DIGEST:
@@ -106,7 +111,10 @@ def store_part(
                 return session_id, UNCHANGED
             tid = None if team is None else member_team(tx, caller.id, team)
             _reset(tx, session_id, caller, found is not None, (title, project, machine, agent))
-            tx.run("UPDATE sessions SET team_id = ? WHERE id = ?", (tid, session_id))
+            tx.run(
+                "UPDATE sessions SET team_id = ?, forked_from = ? WHERE id = ?",
+                (tid, parent, session_id),
+            )
             start = 0
         else:
             if found is None or found[1] != "copying":

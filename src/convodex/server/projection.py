@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from convodex.errors import InvalidInput, QueryError
-from convodex.server.db import Tx
+from convodex.server.db import Database, Tx
 from convodex.server.inputs import storable_text
 from convodex.text.shown import SHOWN_ROLES, projected_text
 from convodex.text.tokens import indexed_tokens
@@ -102,3 +102,35 @@ def refresh_entry(tx: Tx, session_id: str, seq: int) -> None:
         " WHERE row_id = ?",
         (text, tokens, row_id),
     )
+
+
+#: entries one backfill transaction fills (short: writers queue behind it on SQLite)
+BACKFILL_BATCH = 500
+
+
+def backfill_tokens(db: Database, batch: int = BACKFILL_BATCH) -> int:
+    """Give ranked search the entries written before it existed (migration 0004 left
+    their tokens empty; literal search always found them): each search row without
+    tokens gets them from its own text, a batch per transaction, oldest row first.
+    Safe beside live writes (an entry written since has its tokens already; one
+    rewritten meanwhile is recomputed from its new text). Returns the rows filled."""
+    filled, after = 0, 0
+    while True:
+        with db.write() as tx:
+            rows = tx.all(
+                "SELECT row_id, session_id, text FROM entries WHERE row_id > ?"
+                " AND text IS NOT NULL AND tokens IS NULL ORDER BY row_id LIMIT ?",
+                (after, batch),
+            )
+            if not rows:
+                return filled
+            tx.many(
+                f"UPDATE entries SET tokens = {tx.dialect.tokens_sql}"
+                " WHERE row_id = ? AND session_id = ? AND text = ? AND tokens IS NULL",
+                [
+                    (tx.dialect.tokens_param(indexed_tokens(str(text))), row_id, sid, text)
+                    for row_id, sid, text in rows
+                ],
+            )
+        filled += len(rows)
+        after = int(rows[-1][0])

@@ -13,14 +13,19 @@ query matches its shown text.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
+import math
 import time
 from dataclasses import dataclass
 
-from convodex.errors import QueryError
-from convodex.models import RankedHit
+from convodex.errors import InvalidInput, QueryError
 from convodex.server.accounts import Caller
 from convodex.server.db import Database, Tx, micros_to_iso
+from convodex.server.inputs import check_int64
 from convodex.server.search import MAX_LIMIT, SNIPPET_RADIUS, reach, scope_sql
+from convodex.server_models import RankedHit, RankedPage
 from convodex.text.dates import parse_time
 from convodex.text.matches import first_match
 from convodex.text.query import Query, parse
@@ -87,6 +92,24 @@ def _like(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
+def _encode_cursor(score: float, micros: int, row_id: int) -> str:
+    """Where a page ended: the last hit's exact score, time and row (keyset)."""
+    raw = json.dumps([repr(float(score)), micros, row_id]).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str) -> tuple[float, int, int]:
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        score, micros, row_id = json.loads(base64.urlsafe_b64decode(padded.encode()))
+        value = float(score)
+        if not math.isfinite(value) or isinstance(micros, bool) or isinstance(row_id, bool):
+            raise ValueError
+        return value, check_int64(micros, "cursor"), check_int64(row_id, "cursor")
+    except (ValueError, TypeError, binascii.Error, InvalidInput):
+        raise QueryError("the cursor is not valid") from None
+
+
 def search_ranked(
     db: Database,
     caller: Caller,
@@ -96,31 +119,50 @@ def search_ranked(
     *,
     team: str | None = None,
     filters: RankedFilters | None = None,
-) -> list[RankedHit]:
-    """The best ``limit`` shown messages for an L12 query, best first (ties: newest)."""
+    cursor: str | None = None,
+) -> RankedPage:
+    """The best ``limit`` shown messages for an L12 query, best first (ties: newest);
+    ``cursor`` (a page's ``next_cursor``) continues after that page's last hit,
+    exactly (score, then time, then row)."""
     query = parse(text)  # a malformed query is one clear QueryError
+    after = _decode_cursor(cursor) if cursor else None
     if limit <= 0:
-        return []
+        return RankedPage(hits=[], next_cursor=None)
     size = min(limit, MAX_LIMIT)
     dialect = db.dialect
     expression = dialect.ranked_expression(query.tree)
     with db.snapshot() as tx:
         where = reach(tx, caller, scope, team)
         if where.name == "team" and not where.teams:
-            return []
+            return RankedPage(hits=[], next_cursor=None)
         scope_clause, scope_params = scope_sql(where, caller)
         filter_clause, filter_params = _filter_sql(tx, query, filters or RankedFilters())
+        after_clause, after_params = "", []
+        if after is not None:
+            score, micros, row_id = after
+            after_clause = (
+                " WHERE r.score < ? OR (r.score = ? AND (r.created_at < ?"
+                " OR (r.created_at = ? AND r.row_id < ?)))"
+            )
+            stamp = tx.ts(micros)
+            after_params = [score, score, stamp, stamp, row_id]
         sql = (
-            "SELECT e.session_id, s.title, e.seq, e.role, e.text, e.created_at, s.owner_id,"
-            f" s.machine, s.agent, s.project, {dialect.ranked_score} AS score"
+            "SELECT * FROM (SELECT e.session_id, s.title, e.seq, e.role, e.text,"
+            " e.created_at, s.owner_id, s.machine, s.agent, s.project,"
+            # As a double: PostgreSQL's real would come back rounded to its shortest
+            # text, and a cursor could not name it exactly.
+            f" CAST({dialect.ranked_score} AS DOUBLE PRECISION) AS score, e.row_id"
             f" FROM {dialect.ranked_from} JOIN sessions s ON s.id = e.session_id"
             f" WHERE {dialect.ranked_where} AND {_SHOWN_ENTRY}{scope_clause}{filter_clause}"
-            " ORDER BY score DESC, e.created_at DESC, e.row_id DESC LIMIT ?"
+            f") r{after_clause} ORDER BY r.score DESC, r.created_at DESC, r.row_id DESC LIMIT ?"
         )
         params = [expression] * dialect.ranked_score_params + [expression]
-        rows = tx.all(sql, [*params, *scope_params, *filter_params, size])
+        rows = tx.all(sql, [*params, *scope_params, *filter_params, *after_params, size + 1])
+        more = len(rows) > size
+        rows = rows[:size]
         hits = []
-        for sid, title, seq, role, shown, created, owner, machine, agent, project, score in rows:
+        for row in rows:
+            sid, title, seq, role, shown, created, owner, machine, agent, project, score = row[:11]
             span = first_match(query, str(shown)) or (0, 0)
             hits.append(
                 RankedHit(
@@ -137,4 +179,8 @@ def search_ranked(
                     score=round(float(score), 6),
                 )
             )
-        return hits
+        next_cursor = None
+        if more:
+            last = rows[-1]
+            next_cursor = _encode_cursor(float(last[10]), dialect.ts_value(last[5]), int(last[11]))
+        return RankedPage(hits=hits, next_cursor=next_cursor)

@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from convodex.errors import AccessDenied, QueryError
-from convodex.models import ServerHit
 from convodex.server.accounts import Caller
 from convodex.server.db import Database, Dialect, Tx, micros_to_iso
 from convodex.server.matching import like_groups
 from convodex.server.teams import scope_teams
+from convodex.server_models import ServerHit
 from convodex.text.shown import shown_text, storable
 from convodex.text.snippet import find_casefold, literal_snippet
 

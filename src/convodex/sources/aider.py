@@ -14,9 +14,10 @@ recorded as text, and nothing before them is removed.
 The history records no ids and no per-message times. A session's id is the run's
 start time and a digest of the file's path; its title is its first prompt. The
 prompt log beside it, ``.aider.input.history`` (``# <time>`` then ``+<line>`` per
-entry), repeats every prompt with the time it was typed: it is not indexed again,
-it dates the prompts it matches (in order), and each reply and output takes the time
-of the prompt it follows (else the run's start).
+entry), repeats every prompt with the time it was typed: it dates the prompts it
+matches (in order), and each reply and output takes the time of the prompt it follows
+(else the run's start). The prompts only it holds (the history lost or cleared) are
+a session of their own, read from the prompt log, which is a source only then.
 
 A file holds many sessions (each message names its own) and is rebuilt on change:
 the last reply of a run is still being written while aider runs.
@@ -36,6 +37,7 @@ from pathlib import Path
 from convodex.sources.base import (
     Budget,
     FileMemo,
+    FileStat,
     ReadResult,
     SessionInfo,
     SourceFormat,
@@ -43,6 +45,7 @@ from convodex.sources.base import (
     Support,
     file_stamp,
     read_span,
+    regular,
 )
 from convodex.text.documents import (
     Document,
@@ -227,25 +230,57 @@ def block_message(raw: bytes, offset: int, index: int) -> SourceMessage:
     return SourceMessage(index, offset, len(raw), kind, None, docs)
 
 
-def _input_entries(path: Path) -> list[tuple[int, str]]:
-    """(time, prompt) of each entry of the prompt log beside a history."""
+@dataclass(slots=True)
+class _Entry:
+    """One prompt of the prompt log: where it is, when it was typed, what it says."""
+
+    offset: int
+    end: int
+    ms: int
+    text: str
+
+
+def _entries(buf: bytes) -> list[_Entry]:
+    """The prompt log's entries (``# <time>`` then ``+<line>`` each), by byte span."""
+    found: list[_Entry] = []
+    lines: list[str] = []
+    offset = 0
+    for line in buf.splitlines(keepends=True):
+        start, offset = offset, offset + len(line)
+        if line.startswith(b"# "):
+            ms = _local_ms(line[2:].decode("utf-8", "replace").strip())
+            if ms is not None:
+                lines = []
+                found.append(_Entry(start, offset, ms, ""))
+            continue
+        if line.startswith(b"+") and found and found[-1].end == start:
+            lines.append(line[1:].decode("utf-8", "replace").rstrip("\r\n"))
+            found[-1].end, found[-1].text = offset, _comparable("\n".join(lines))
+    return [entry for entry in found if entry.text]
+
+
+def _input_entries(path: Path) -> list[_Entry]:
+    """The entries of the prompt log beside a history."""
     try:
-        text = (path.parent / INPUT_HISTORY).read_text("utf-8", "replace")
+        return _entries((path.parent / INPUT_HISTORY).read_bytes())
     except OSError:
         return []
-    entries: list[tuple[int | None, list[str]]] = []
-    for line in text.splitlines():
-        if line.startswith("# "):
-            entries.append((_local_ms(line[2:].strip()), []))
-        elif line.startswith("+") and entries:
-            entries[-1][1].append(line[1:])
-    return [(ms, _comparable("\n".join(lines))) for ms, lines in entries if ms is not None]
 
 
-def _prompt_times(buf: bytes, found: list[_Session], path: Path) -> dict[int, int]:
-    """Each message's time by offset: a prompt's from the prompt log, in order."""
-    entries = _input_entries(path)
+def _matched(
+    buf: bytes, found: list[_Session], entries: list[_Entry]
+) -> tuple[dict[int, int], set[int]]:
+    """Each message's time by offset (a prompt's from the prompt log, in order), and
+    the prompt-log entries the history holds. Two runs in one folder at once put their
+    prompts in the log interleaved and in the history one run after the other: a
+    prompt not found just ahead is paired with the earliest unpaired entry of the
+    same text anywhere, so it is neither lost from the history nor doubled in the
+    prompt log's own session."""
     times: dict[int, int] = {}
+    matched: set[int] = set()
+    by_text: dict[str, list[int]] = {}
+    for n, entry in enumerate(entries):
+        by_text.setdefault(entry.text, []).append(n)
     cursor = 0
     for session in found:
         latest = session.started
@@ -253,19 +288,33 @@ def _prompt_times(buf: bytes, found: list[_Session], path: Path) -> dict[int, in
             if block.kind == "user":
                 prompt = _comparable(_prompt(buf[block.offset : block.end]))
                 ahead = entries[cursor : cursor + 64]  # a prompt log can miss lines
-                match = next((n for n, (_, text) in enumerate(ahead) if text == prompt), None)
+                match = next(
+                    (
+                        n
+                        for n, e in enumerate(ahead)
+                        if e.text == prompt and cursor + n not in matched
+                    ),
+                    None,
+                )
                 if match is not None:
-                    latest = ahead[match][0]
+                    latest = ahead[match].ms
+                    matched.add(cursor + match)
                     cursor += match + 1
+                else:
+                    elsewhere = next((n for n in by_text.get(prompt, ()) if n not in matched), None)
+                    if elsewhere is not None:
+                        latest = entries[elsewhere].ms
+                        matched.add(elsewhere)
             if latest is not None:
                 times[block.offset] = latest
-    return times
+    return times, matched
 
 
 def table_of(buf: bytes, path: Path) -> _Table:
     found = sessions(buf, path)
     _title(buf, found)
-    return _Table([s.offset for s in found], found, _prompt_times(buf, found, path))
+    times, _ = _matched(buf, found, _input_entries(path))
+    return _Table([s.offset for s in found], found, times)
 
 
 def _table(path: Path) -> _Table:
@@ -290,6 +339,58 @@ def _stamp(path: Path) -> Hashable:
 _TABLES = FileMemo(_table, keep=8, stamp=_stamp)
 
 
+@dataclass(slots=True)
+class _PromptLog:
+    """The prompts only the prompt log holds (the history lost, cleared or never
+    written), as one session."""
+
+    id: str
+    entries: list[_Entry]
+    title: str | None
+
+
+def prompt_log(path: Path) -> _PromptLog:
+    entries = _entries(path.read_bytes())
+    history = path.parent / HISTORY
+    try:
+        buf = history.read_bytes()
+    except OSError:
+        buf = b""
+    _, matched = _matched(buf, sessions(buf, history), entries)
+    kept = [e for n, e in enumerate(entries) if n not in matched]
+    digest = hashlib.blake2b(os.fsencode(path.absolute()), digest_size=4).hexdigest()
+    title = user_text_title(kept[0].text) if kept else None
+    return _PromptLog(f"aider-prompts-{digest}", kept, title)
+
+
+def _log_stamp(path: Path) -> Hashable:
+    try:
+        beside = file_stamp(path.parent / HISTORY)
+    except OSError:
+        beside = None
+    return (file_stamp(path), beside)
+
+
+_PROMPT_LOGS = FileMemo(prompt_log, keep=8, stamp=_log_stamp)
+
+
+def _entry_message(entry: _Entry, index: int, log: _PromptLog) -> SourceMessage:
+    doc = Document(0, "user_text", entry.text)
+    message = SourceMessage(index, entry.offset, entry.end - entry.offset, "user", entry.ms, [doc])
+    message.session_id, message.title = log.id, log.title
+    return message
+
+
+def _both_stat(path: Path, other: Path, known: os.stat_result | None) -> FileStat:
+    """A file and the one beside it that changes what it shows, as one fingerprint."""
+    own = FileStat.of_result(regular(known, path)) if known else FileStat.of(path)
+    try:
+        st = os.stat(other)
+    except OSError:
+        return own
+    return FileStat(own.size + st.st_size, max(own.mtime_ns, st.st_mtime_ns), own.inode)
+
+
 class AiderFormat(SourceFormat):
     """Reader for Aider chat histories: one session per run; rebuilt on change."""
 
@@ -307,10 +408,17 @@ class AiderFormat(SourceFormat):
     append_only = False
     # No session ids: aider reloads the directory's history into a new run.
     resume: str | None = "aider --restore-chat-history"
-    source_names = frozenset({HISTORY})
+    source_names = frozenset({HISTORY, INPUT_HISTORY})
 
     def read(self, path: Path, result: ReadResult, budget: Budget) -> Iterator[SourceMessage]:
         budget.check(path, "log", os.stat(path).st_size)
+        if path.name == INPUT_HISTORY:
+            log = prompt_log(path)
+            result.end_offset = result.bytes_read = os.stat(path).st_size
+            for entry in log.entries:
+                yield _entry_message(entry, result.next_index, log)
+                result.next_index += 1
+            return
         buf = path.read_bytes()
         table = table_of(buf, path)
         result.end_offset = result.bytes_read = len(buf)
@@ -323,6 +431,10 @@ class AiderFormat(SourceFormat):
                 yield message
 
     def load(self, path: Path, offset: int, length: int, index: int) -> SourceMessage | None:
+        if path.name == INPUT_HISTORY:
+            log = _PROMPT_LOGS.of(path)
+            entry = next((e for e in log.entries if e.offset == offset), None)
+            return None if entry is None else _entry_message(entry, index, log)
         raw = read_span(path, offset, length)
         return None if raw is None else self._message(raw, offset, index, _TABLES.of(path))
 
@@ -337,10 +449,26 @@ class AiderFormat(SourceFormat):
         return message
 
     def info(self, path: Path) -> SessionInfo:
+        if path.name == INPUT_HISTORY:
+            return SessionInfo(session_id=_PROMPT_LOGS.of(path).id, workspace_root=str(path.parent))
         return SessionInfo(session_id=_session_id(path, None), workspace_root=str(path.parent))
 
     def claims(self, path: Path, fixed: bool) -> bool:
+        """The chat history; its prompt log only while it holds prompts the history
+        does not (else it would list as an empty session)."""
+        if path.name == INPUT_HISTORY:
+            try:
+                return bool(_PROMPT_LOGS.of(path).entries)
+            except OSError:
+                return False
         return path.name == HISTORY
+
+    def stat(self, path: Path, known: os.stat_result | None = None) -> FileStat:
+        """The history and its prompt log together: each changes what the other shows
+        (the log dates the history's prompts; the history decides what only the log
+        holds)."""
+        other = INPUT_HISTORY if path.name == HISTORY else HISTORY
+        return _both_stat(path, path.parent / other, known)
 
     def skip_dirs(self, names: frozenset[str], fixed: bool) -> frozenset[str]:
         return names & _NOT_PROJECTS if fixed else frozenset()

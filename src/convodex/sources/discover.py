@@ -49,8 +49,10 @@ from convodex.sources import (
     droid,
     forks,
     gemini,
+    hermes,
     jsonspan,
     kimi,
+    kiro,
     pi,
     qwen,
     session_log,
@@ -82,6 +84,8 @@ CODEX_LINE_TYPES = frozenset(
 )
 _JSON_HINTS = (
     (re.compile(rb'"(?:mapping|chat_messages)"\s*:'), chat_export.NAME),
+    (re.compile(rb'"session_start"\s*:'), hermes.NAME),  # a Hermes session snapshot
+    (re.compile(rb'"workspacePath"\s*:'), kiro.IDE),  # before Gemini's: both have a history
     (re.compile(rb'"(?:projectHash|history)"\s*:'), gemini.NAME),
     (re.compile(rb'"requests"\s*:\s*\['), copilot_vscode.NAME),
     (re.compile(rb'"messageId"\s*:\s*\d'), amp.NAME),  # Amp numbers its messages
@@ -303,6 +307,8 @@ def _sniff_agent(rec: _Sniff) -> str | None:
         return forks.IFLOW if rec.uuid else None  # Claude Code's records, iFlow's ids
     if rec.uuid or rec.parentUuid:
         return claude_code.NAME
+    if rec.version == "v1" and rec.kind in kiro.KINDS and len(rec.data):
+        return kiro.NAME  # a Kiro CLI log: versioned kinds of message
     if rec.step_index is not None and rec.type:
         return antigravity.NAME  # an Antigravity step log: numbered steps
     if rec.type == "metadata" and rec.protocol_version is not None:

@@ -44,6 +44,11 @@ MODULES = {
     "amp": "amp",
     "kimi": "kimi",
     "antigravity": "antigravity",
+    "kiro": "kiro",
+    "kiro_ide": "kiro",
+    "hermes": "hermes",
+    "goose": "goose",
+    "zed": "zed",
 }
 
 
@@ -89,7 +94,7 @@ FORMATS: Mapping[str, SourceFormat] = _Formats()
 # a session and its message files): their ``stat`` is their own. Every other source is
 # fingerprinted without importing its reader (``fingerprint``); a test holds this set
 # to the formats that override ``SourceFormat.stat``.
-OWN_STAT = frozenset({"opencode", "cursor", "cursor_ide"})
+OWN_STAT = frozenset({"aider", "opencode", "cursor", "cursor_ide", "hermes", "goose", "zed"})
 
 
 def fingerprint(fmt: str, path: str | os.PathLike[str]) -> FileStat:

@@ -76,6 +76,16 @@ def agent_roots() -> list[tuple[Path, str]]:
     codex_home = Path(os.environ.get("CODEX_HOME") or home / ".codex")
     pi_dir = Path(os.environ.get("PI_CODING_AGENT_DIR") or home / ".pi" / "agent")
     xdg_data = Path(os.environ.get("XDG_DATA_HOME") or home / ".local" / "share")
+    appdata = Path(os.environ.get("APPDATA") or home / "AppData" / "Roaming")
+    goose_home = os.environ.get("GOOSE_PATH_ROOT")
+    goose_dir = (
+        xdg_data / "goose" if sys.platform != "win32" else appdata / "Block" / "goose" / "data"
+    )
+    goose_dir = Path(goose_home) / "data" if goose_home else goose_dir
+    zed_dir = {
+        "darwin": home / "Library" / "Application Support" / "Zed",
+        "win32": Path(os.environ.get("LOCALAPPDATA") or home / "AppData" / "Local") / "Zed",
+    }.get(sys.platform, xdg_data / "zed")
     roots = [
         (claude / "projects", "claude_code"),
         (codex_home / "sessions", "codex"),
@@ -105,6 +115,11 @@ def agent_roots() -> list[tuple[Path, str]]:
         (Path(os.environ.get("KIMI_CODE_HOME") or home / ".kimi-code") / "sessions", "kimi"),
         (home / ".gemini" / "antigravity-cli" / "brain", "antigravity"),
         (home / ".gemini" / "antigravity" / "brain", "antigravity"),
+        (Path(os.environ.get("KIRO_HOME") or home / ".kiro") / "sessions" / "cli", "kiro"),
+        (vscode_user_dir("Kiro") / "globalStorage" / "kiro.kiroagent", "kiro_ide"),
+        (Path(os.environ.get("HERMES_HOME") or home / ".hermes"), "hermes"),
+        (goose_dir / "sessions", "goose"),
+        (zed_dir / "threads", "zed"),
     ]
     openclaw = os.environ.get("OPENCLAW_STATE_DIR")
     claws = [Path(openclaw)] if openclaw else []

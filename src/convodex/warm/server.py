@@ -82,7 +82,8 @@ class WarmServer:
         self.path = address.socket_path(catalog)
         self.started = time.time()
         self.last_used = time.monotonic()
-        self.served = 0
+        self.served = 0  # requests of clients it may answer
+        self.answered = 0  # of those, answered here (not "run it in-process")
         self.stopped = threading.Event()  # set by a ``stop`` request or close()
         self._sock = self._bind()
         self._inode = os.lstat(self.path).st_ino
@@ -150,12 +151,9 @@ class WarmServer:
         self.last_used = time.monotonic()
         self.served += 1
         try:
-            if kind == b"cli":
-                return self._cli(fields[5:])
-            if kind == b"call":
-                return self._call(fields[5:])
-            if kind == b"recall":
-                return self._recall(fields[5:])
+            answer = self._kind(kind, fields[5:])
+            self.answered += answer[0] == b"ok"
+            return answer
         except NotWarm as exc:
             log.debug("ran in-process instead (%s)", exc)
         except Exception as exc:  # the client runs it itself and sees the error there
@@ -163,6 +161,15 @@ class WarmServer:
         finally:
             self.last_used = time.monotonic()
         return [b"no", b"run it in-process"]
+
+    def _kind(self, kind: bytes, fields: list[bytes]) -> list[bytes]:
+        if kind == b"cli":
+            return self._cli(fields)
+        if kind == b"call":
+            return self._call(fields)
+        if kind == b"recall":
+            return self._recall(fields)
+        raise NotWarm("an unknown request")
 
     def _cli(self, fields: list[bytes]) -> list[bytes]:
         from convodex.warm.context import WarmCall

@@ -39,8 +39,10 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from convodex.catalog.plan import SearchRequest
+from convodex.catalog.search import progress_sentence
 from convodex.catalog.service import HistoryService
 from convodex.errors import QueryError
+from convodex.models import Progress, encode
 from convodex.web.errors import error_response, json_errors
 from convodex.web.responses import ModelResponse
 
@@ -128,7 +130,8 @@ async def session(request: Request) -> Response:
     service = _service(request)
     session_id = request.path_params["session_id"]
     path = request.query_params.get("path")
-    return ModelResponse(await run_in_threadpool(service.session, session_id, path))
+    query = request.query_params.get("q") or None  # marks where it matches
+    return ModelResponse(await run_in_threadpool(service.session, session_id, path, query))
 
 
 @_endpoint
@@ -145,6 +148,7 @@ async def around(request: Request) -> Response:
             path=request.query_params.get("path"),
             before=_int(request, "before", 3) or 0,
             after=_int(request, "after", 3) or 0,
+            query=request.query_params.get("q") or None,
         )
 
     return ModelResponse(await run_in_threadpool(run))
@@ -195,9 +199,23 @@ async def export(request: Request) -> Response:
     return Response(body, media_type=media, headers=headers)
 
 
+class ProgressView(Progress):
+    """Progress as the page shows it: the counts, the library's sentence for them, and
+    why the scheduler last ran (``reason``)."""
+
+    sentence: str
+    reason: str
+
+
+def _progress_view(service: HistoryService) -> ProgressView:
+    state = service.progress()
+    fields = {name: getattr(state, name) for name in state.__struct_fields__}
+    return ProgressView(**fields, sentence=progress_sentence(state), reason=service.reason)
+
+
 @_endpoint
 async def status(request: Request) -> Response:
-    return ModelResponse(await run_in_threadpool(_service(request).progress))
+    return ModelResponse(await run_in_threadpool(_progress_view, _service(request)))
 
 
 class _Runtime(msgspec.Struct):
@@ -218,24 +236,17 @@ async def set_runtime(request: Request) -> Response:
 
 
 async def events(request: Request) -> Response:
-    """Server-sent progress events as indexing advances; counts only."""
+    """Server-sent progress as indexing advances: the state, its counts and the
+    library's sentence for them (what ``/status`` answers), never content."""
     service = _service(request)
 
     async def stream() -> AsyncIterator[bytes]:
-        last: dict[str, Any] | None = None
+        last: bytes | None = None
         while not await request.is_disconnected():
-            state = await run_in_threadpool(service.progress)
-            payload = {
-                "revision": state.revision,
-                "indexed": state.indexed,
-                "total": state.total,
-                "pending": state.pending,
-                "failed": state.failed,
-                "reason": service.reason,
-            }
+            payload = encode(await run_in_threadpool(_progress_view, service))
             if payload != last:
                 last = payload
-                yield b"data: " + msgspec.json.encode(payload) + b"\n\n"
+                yield b"data: " + payload + b"\n\n"
             await asyncio.sleep(EVENT_POLL_SECONDS)
 
     return StreamingResponse(

@@ -224,10 +224,11 @@ async def search(request: Request) -> Response:
                 scope,
                 team=team,
                 filters=filters,
+                cursor=params.get("cursor") or None,
             ),
             limiter=state.search_limiter,
         )
-        return Response(models.encode({"hits": ranked}), media_type="application/json")
+        return Response(models.encode(ranked), media_type="application/json")
     if mode != "literal":
         raise QueryError("mode must be literal or ranked")
     hits = await anyio.to_thread.run_sync(
@@ -321,6 +322,7 @@ async def sync_session(request: Request) -> Response:
             part=part,
             final=final,
             entries=entries,
+            forked_from=_opt_str(body, "forkedFrom"),
         )
     )
     return JSONResponse({"id": session_id, "state": state})

@@ -264,8 +264,8 @@ def _fold_ascii(token: str) -> str:
 def _followed(
     catalog: Catalog, band: Band, changes: Changes, counted: dict[str, list[Member]]
 ) -> Band | None:
-    shift = DOCUMENTS.slot_shift
-    if changes.wiped and any((rowid >> shift) in changes.wiped for rowid, _, _ in band.members):
+    slot = DOCUMENTS.slot
+    if changes.wiped and any(slot(rowid) in changes.wiped for rowid, _, _ in band.members):
         return None
     plan = _default_plan(catalog, band.term)
     if plan is None or _filter_key(plan.where("documents")) != band.filter:

@@ -157,9 +157,7 @@ def _filter_key(where: Where) -> str:
 
 def _admits(plan: Plan) -> Callable[[int], bool]:
     """The default filter (``band_term``'s plans) on a stored rowid, here."""
-    codes = {DOCUMENTS.codes[k] for k in plan.kinds if k in DOCUMENTS.codes}
-    mask, bit = DOCUMENTS.kind_mask, DOCUMENTS.subagent_bit
-    return lambda rowid: not rowid & bit and (rowid & mask) in codes
+    return DOCUMENTS.admits(plan.kinds)
 
 
 def _default_plan(catalog: Catalog, term: str) -> Plan | None:

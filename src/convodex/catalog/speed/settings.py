@@ -23,6 +23,8 @@ HELPER_MIN_CPUS = 2
 # this many words (``bands``: why these numbers).
 BAND_LEAST_MATCHES = 20_000
 BAND_MOST = 32
+# Eager (``Accelerators.eager``): a band for every word of at least two documents.
+EAGER_BAND_LEAST_MATCHES = 2
 
 
 def usable_cpus() -> int:
@@ -66,22 +68,42 @@ class Accelerators(msgspec.Struct, frozen=True):
         )
 
     @classmethod
+    def eager(cls, *, search_workers: int = 0, shares: int = MAX_SHARES) -> Accelerators:
+        """Every accelerator on and at work however small the history: the helper
+        process on every run, whatever the CPUs, and a band for every frequent word.
+        No faster, only what behaviour tests hold to the core's answers (an
+        accelerator changes nothing but time, at any size)."""
+        return msgspec.structs.replace(
+            cls.everything(search_workers=search_workers, shares=shares),
+            helper_process=True,
+            helper_min_bytes=1,
+            band_least_matches=EAGER_BAND_LEAST_MATCHES,
+        )
+
+    @classmethod
     def from_config(cls, *, search_workers: int = 0) -> Accelerators:
         """What the environment asks for: every accelerator unless
-        ``CONVODEX_ACCELERATORS=off``; ``CONVODEX_SEARCH_SHARES`` narrows the split."""
-        if not accelerators_on():
+        ``CONVODEX_ACCELERATORS=off`` (``eager``: at work at any size, for tests);
+        ``CONVODEX_SEARCH_SHARES`` narrows the split."""
+        mode = accelerators_mode()
+        if mode == "off":
             return OFF
-        return cls.everything(search_workers=search_workers, shares=config.SEARCH_SHARES.value())
+        make = cls.eager if mode == "eager" else cls.everything
+        return make(search_workers=search_workers, shares=config.SEARCH_SHARES.value())
 
 
 OFF = Accelerators()
 ON_VALUES, OFF_VALUES = ("on", "1", "yes", "true"), ("off", "0", "no", "false")
+EAGER = "eager"
 
 
-def accelerators_on() -> bool:
+def accelerators_mode() -> str:
+    """``on``, ``off`` or ``eager``, from ``CONVODEX_ACCELERATORS`` (default on)."""
     raw = os.environ.get(config.ACCELERATORS_ENV, "").strip().lower()
     if not raw or raw in ON_VALUES:
-        return True
+        return "on"
     if raw in OFF_VALUES:
-        return False
-    raise ConfigError(f"{config.ACCELERATORS_ENV} must be on or off")
+        return "off"
+    if raw == EAGER:
+        return EAGER
+    raise ConfigError(f"{config.ACCELERATORS_ENV} must be on, off or eager")

@@ -27,6 +27,8 @@ from convodex.sqlite import sqlite3
 if TYPE_CHECKING:
     import concurrent.futures
 
+    from convodex.catalog.rowids import Layout
+
 Row = tuple[Any, ...]
 
 
@@ -93,14 +95,11 @@ class SnapshotMoved(Exception):
     """A commit landed between the shares: their answers are not one snapshot."""
 
 
-def rowid_ranges(catalog: Catalog, count: int, shift: int) -> list[tuple[int, int]]:
-    """``count`` disjoint rowid ranges covering every row, about equal in slots (of
-    rowids whose slot is ``rowid >> shift``)."""
+def rowid_ranges(catalog: Catalog, count: int, layout: Layout) -> list[tuple[int, int]]:
+    """``count`` disjoint rowid ranges of a table (its ``layout``) covering every row,
+    about equal in slots."""
     top = catalog.db.execute("SELECT max(slot) FROM slots").fetchone()[0]
-    slots = (int(top) if top is not None else 0) + 1
-    step = -(-slots // count)
-    edges = [min(slots, i * step) << shift for i in range(count)] + [2**63]
-    return [(edges[i], edges[i + 1] - 1) for i in range(count) if edges[i] < edges[i + 1]]
+    return layout.shares((int(top) if top is not None else 0) + 1, count)
 
 
 def _read(db: sqlite3.Connection, revision: int, sql: str, params: Sequence[Any]) -> list[Row]:
@@ -123,14 +122,14 @@ def split_query(
     shares: Shares,
     revision: int,
     build: Callable[[tuple[int, int]], tuple[str, list[Any]]],
-    shift: int,
+    layout: Layout,
 ) -> list[list[Row]]:
     """Each range's rows (``build`` gives a range's SQL and parameters), in range order.
 
     Raises ``SnapshotMoved`` when the catalog moved on from ``revision`` meanwhile.
     """
     catalog = shares.catalog
-    jobs = [build(bounds) for bounds in rowid_ranges(catalog, shares.parts, shift)]
+    jobs = [build(bounds) for bounds in rowid_ranges(catalog, shares.parts, layout)]
     pool = shares.threads
     futures = [pool.submit(_share, shares, revision, sql, params) for sql, params in jobs[1:]]
     try:

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from convodex.catalog.commits import Changes
     from convodex.catalog.db import Catalog
     from convodex.catalog.plan import Plan, SearchRequest
+    from convodex.catalog.rowids import Layout
     from convodex.catalog.speed.split import Shares, Spares
     from convodex.models import IndexStats, Progress, SearchPage
     from convodex.sources.base import Budget
@@ -167,7 +168,7 @@ class Wing:
         return bands.first(catalog, plan, count)
 
     def split(
-        self, catalog: Catalog, build: Build, count: int | None, shift: int
+        self, catalog: Catalog, build: Build, count: int | None, layout: Layout
     ) -> list[Row] | None:
         """A candidates query run on disjoint rowid ranges at once and merged, or None:
         the core runs it on its own connection (not split, or a commit landed between
@@ -178,7 +179,7 @@ class Wing:
         from convodex.catalog.speed import split
 
         with contextlib.suppress(split.SnapshotMoved):
-            runs = split.split_query(shares, catalog.revision(), build, shift)
+            runs = split.split_query(shares, catalog.revision(), build, layout)
             return split.merged(runs, count)
         return None
 
