@@ -31,7 +31,7 @@ MAX_LINES = 600
 ALLOWED: dict[str, set[str]] = {
     "errors": set(),
     "models": set(),
-    "server_models": {"models"},  # the server's and the hub's answers
+    "team_models": {"models"},  # the server's and the hub's answers
     "sqlite": set(),
     "config": {"errors"},
     "text": {"errors"},  # pure: the one exception tree and nothing else
@@ -40,10 +40,10 @@ ALLOWED: dict[str, set[str]] = {
     "writer": {"errors", "hints"},
     "catalog": {"config", "errors", "hints", "models", "sources", "sqlite", "text"},
     "sessions": {"catalog", "config", "errors", "models", "sources", "text"},
-    "server": {"config", "errors", "models", "server_models", "sqlite", "text"},
+    "server": {"config", "errors", "models", "team_models", "sqlite", "text"},
     "recall": {"catalog", "config", "errors", "models", "sources", "text"},
     "agents": {"config", "errors"},  # agents' own config files: edited, never searched
-    "hub": {"catalog", "config", "errors", "models", "server_models", "sessions", "text"},
+    "hub": {"catalog", "config", "errors", "models", "team_models", "sessions", "text"},
     PACKAGE: {"catalog", "config", "errors", "models", "sessions", "sources", "text"},
 }
 LIBRARY = set(ALLOWED)

@@ -17,7 +17,7 @@ import msgspec
 
 from convodex.catalog.db import Catalog
 from convodex.catalog.plan import Plan
-from convodex.catalog.rowids import SLOT_SHIFT, TABLES, UNIT_MASK, slot_ranges
+from convodex.catalog.rowids import ADDRESSES, TABLES, unit_base
 from convodex.sqlite import bound_runs, marks
 from convodex.text.query import relaxed
 
@@ -117,17 +117,17 @@ class Stream:
 def sessions_of(catalog: Catalog, addresses: Sequence[int]) -> dict[int, SessionKey]:
     """The session of each candidate's document, from the catalog alone (a document
     removed since is left out)."""
-    bases = sorted({address & UNIT_MASK for address in addresses})
+    bases = sorted({unit_base(address) for address in addresses})
     by_base: dict[int, SessionKey] = {}
     for chunk in bound_runs(bases):
         for base, source_id, session_key in catalog.db.execute(
             "SELECT m.base, s.source_id, m.session_key "
-            f"FROM messages AS m JOIN slots AS s ON s.slot = m.base >> {SLOT_SHIFT} "
+            f"FROM messages AS m JOIN slots AS s ON s.slot = {ADDRESSES.slot_sql('m.base')} "
             f"WHERE m.base IN ({marks(chunk)})",
             chunk,
         ):
             by_base[base] = (int(source_id), session_key)
-    return {a: by_base[a & UNIT_MASK] for a in addresses if a & UNIT_MASK in by_base}
+    return {a: by_base[unit_base(a)] for a in addresses if unit_base(a) in by_base}
 
 
 def session_counts(
@@ -148,7 +148,7 @@ def session_counts(
         for table in plan.tables():
             layout = TABLES[table]
             match = plan.match(table)
-            for low, high in slot_ranges(slots, layout.slot_shift):
+            for low, high in layout.ranges(slots):
                 where = plan.where(table)
                 where.add(f"{table}.rowid BETWEEN ? AND ?", low, high)
                 if session_key is not None:

@@ -10,7 +10,7 @@ import click
 
 from convodex.catalog.plan import SearchRequest
 from convodex.models import SearchPage
-from convodex.server_models import RankedHit
+from convodex.team_models import RankedHit
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -19,7 +19,7 @@ from convodex.errors import ConvodexError
 from convodex.hub.settings import HubSettings
 from convodex.hub.state import SyncBusy
 from convodex.hub.sync import Syncer
-from convodex.server_models import SyncReport
+from convodex.team_models import SyncReport
 
 if TYPE_CHECKING:
     from convodex.catalog.service import HistoryService

@@ -16,7 +16,7 @@ import msgspec
 from convodex import config
 from convodex.hub.client import HubClient
 from convodex.hub.settings import HubSettings
-from convodex.server_models import RankedHit
+from convodex.team_models import RankedHit
 
 
 def _quoted(name: str, value: str) -> str:

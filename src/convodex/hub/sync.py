@@ -28,7 +28,7 @@ from convodex.hub.client import HubClient
 from convodex.hub.settings import HubSettings
 from convodex.hub.state import Checkpoint, SyncState, state_path
 from convodex.models import SessionDocument, SessionEntry, TreeRow, encode
-from convodex.server_models import SyncItem, SyncReport
+from convodex.team_models import SyncItem, SyncReport
 
 if TYPE_CHECKING:
     from convodex.catalog.service import HistoryService

@@ -21,7 +21,7 @@ from convodex.server.db import Database, Tx, micros_to_iso
 from convodex.server.inputs import check_id, check_int64
 from convodex.server.search import check_scope
 from convodex.server.teams import may_read, scope_teams
-from convodex.server_models import HubEntry, HubSession, HubSessionPage, HubSessionView
+from convodex.team_models import HubEntry, HubSession, HubSessionPage, HubSessionView
 from convodex.text.shown import shown_text, storable
 
 MAX_PAGE = 200

@@ -25,7 +25,7 @@ from convodex.server.accounts import Caller
 from convodex.server.db import Database, Tx, micros_to_iso
 from convodex.server.inputs import check_int64
 from convodex.server.search import MAX_LIMIT, SNIPPET_RADIUS, reach, scope_sql
-from convodex.server_models import RankedHit, RankedPage
+from convodex.team_models import RankedHit, RankedPage
 from convodex.text.dates import parse_time
 from convodex.text.matches import first_match
 from convodex.text.query import Query, parse

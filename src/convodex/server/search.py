@@ -20,7 +20,7 @@ from convodex.server.accounts import Caller
 from convodex.server.db import Database, Dialect, Tx, micros_to_iso
 from convodex.server.matching import like_groups
 from convodex.server.teams import scope_teams
-from convodex.server_models import ServerHit
+from convodex.team_models import ServerHit
 from convodex.text.shown import shown_text, storable
 from convodex.text.snippet import find_casefold, literal_snippet
 
