@@ -87,6 +87,16 @@ def write_latency(base: str, writer: SessionWriter, session: str, samples: int) 
     return delays
 
 
+def get_latency(base: str, path: str, samples: int) -> list[float]:
+    """Milliseconds of ``samples`` GETs of ``path``, one after another."""
+    out = []
+    for _ in range(samples):
+        started = time.perf_counter()
+        httpx.get(base + path, timeout=30).raise_for_status()
+        out.append((time.perf_counter() - started) * 1000)
+    return out
+
+
 def status(base: str) -> dict[str, object]:
     return httpx.get(base + "/status", timeout=30).json()  # type: ignore[no-any-return]
 
@@ -169,6 +179,10 @@ def serve_once(
             while status(base)["indexed"] == 0:
                 time.sleep(0.05)
             before = status(base)
+            # The progressive tree answers from what is known, reading no transcript:
+            # beside /status (the floor of a request) while the rebuild runs.
+            tree_busy = get_latency(base, "/tree?progressive=1", 20)
+            status_busy = get_latency(base, "/status", 20)
             busy = asyncio.run(load(base, args.clients, args.requests, sessions))
             busy_writes = write_latency(base, writer, "live", args.writes)
             during = status(base)
@@ -192,6 +206,9 @@ def serve_once(
         f"during the full rebuild (sources indexed: {before['indexed']} at the start, "
         f"{during['indexed']} after the writes, of {during['total']}):"
     )
+    tree_ratio = statistics.median(tree_busy) / statistics.median(status_busy)
+    print("  " + report("progressive /tree", tree_busy) + f"  ({tree_ratio:.1f}x /status)")
+    print("  " + report("/status (floor)", status_busy))
     print("  " + report("HTTP search", busy) + f"  {THROUGHPUT[0]:.0f} req/s")
     print(
         "  "

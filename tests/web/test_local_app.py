@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -241,14 +239,13 @@ def test_progressive_tree_answers_at_once_while_indexing(tmp_path: Path, cache_d
     corpus = big_corpus(tmp_path)
     with serving(service(cache_dir, [corpus])) as client:
         wait_for(lambda: progress(client)["total"] > 0)
-        timings, states = [], []
+        # How fast it answers is bench/bench_serve.py's ("progressive /tree"); here:
+        # it answers from what is known while indexing, with the rest still pending.
+        states = []
         for _ in range(5):
-            started = time.monotonic()
             tree = client.get("/tree", params={"progressive": 1}).json()
-            timings.append(time.monotonic() - started)
             states.append(progress(client)["state"])
-        assert statistics.median(timings) < 0.1, timings
-        assert "indexing" in states  # measured while the corpus was still indexing
+        assert "indexing" in states  # asked while the corpus was still indexing
         assert tree["pendingMetadata"] > 0 and tree["countsComplete"] is False
         wait_for(lambda: progress(client)["state"] == "complete", timeout=120)
         wait_for(
