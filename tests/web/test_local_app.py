@@ -200,27 +200,23 @@ def test_runtime_overlay_comes_from_memory(root: Path, cache_dir: Path) -> None:
         assert not {"open", "running", "current"} & set(columns)
 
 
-def test_writer_hint_makes_an_append_searchable_within_a_second(
-    root: Path, cache_dir: Path
-) -> None:
+def test_writer_hint_makes_an_append_searchable(root: Path, cache_dir: Path) -> None:
+    """Rescans an hour apart and no file watcher: only the writer's hint brings the
+    appends in. How soon is bench/bench_writer_hint.py's (p50/p95 beside the watcher)."""
     write_session(root, "s1", convo("walrus"))
     with serving(service(cache_dir, [root], rescan_seconds=3600)) as client:
         wait_for(lambda: progress(client)["state"] == "complete")
         # Another process's writer: the hint travels over the local socket.
         writer = SessionWriter(root, channel=config.hint_socket_path(cache_dir))
-        delays = []
         for i in range(5):
             word = f"zebrafish{i}"
             writer.append("s1", [{"role": "user", "content": f"the {word} appeared"}])
-            delays.append(
-                wait_for(
-                    lambda w=word: bool(  # type: ignore[misc]
-                        client.get("/search", params={"q": w}).json()["hits"]
-                    ),
-                    timeout=5,
-                )
+            wait_for(
+                lambda w=word: bool(  # type: ignore[misc]
+                    client.get("/search", params={"q": w}).json()["hits"]
+                ),
+                timeout=60,
             )
-        assert max(delays) < 1.0, delays
 
 
 def test_file_watcher_catches_external_writers(root: Path, cache_dir: Path) -> None:
