@@ -42,6 +42,7 @@ from convodex.sources.base import (
     open_source,
     read_span,
 )
+from convodex.sources.claude_tree import Node, RecordTree, display_spans, run_root
 from convodex.sources.content import Parts, ToolUses, block_text
 from convodex.sources.jsonl import (
     KeptRecords,
@@ -147,53 +148,6 @@ def parse_time(value: str | None) -> int | None:
         return None
 
 
-# One record of the tree (a display message, a part of one, or a record between them).
-_Node = tuple[
-    str | None,  # parent key (``parentUuid``, else ``logicalParentUuid``)
-    int,  # offset
-    int,  # length
-    bool,  # a user or assistant record (a display message)
-    bool,  # an assistant record
-    str | None,  # the API message id of an assistant record
-]
-
-
-class _Tree:
-    """The records of one file in the order first written, main and sidechain apart."""
-
-    __slots__ = ("keys", "nodes")
-
-    def __init__(self) -> None:
-        self.keys: dict[str, int] = {}  # record key -> position in ``nodes``
-        self.nodes: list[_Node] = []
-
-    def add(self, key: str, node: _Node) -> None:
-        if key not in self.keys:  # a duplicate uuid is ignored
-            self.keys[key] = len(self.nodes)
-            self.nodes.append(node)
-
-    def has_messages(self) -> bool:
-        return any(node[3] for node in self.nodes)
-
-    def chain(self, leaf: int | None = None) -> list[_Node]:
-        """The chain from the root to ``leaf`` (a position; default: the last record).
-
-        A record's parent is the one it names if that was written before it, else the
-        record written before it: every parent comes earlier, so no record after the
-        last one can name it, it is the leaf, and the walk up always ends.
-        """
-        nodes, keys = self.nodes, self.keys
-        chain: list[_Node] = []
-        position = len(nodes) - 1 if leaf is None else leaf
-        while position >= 0:
-            node = nodes[position]
-            chain.append(node)
-            parent = keys.get(node[0]) if node[0] is not None else None
-            position = parent if parent is not None and parent < position else position - 1
-        chain.reverse()
-        return chain
-
-
 def effective_spans(
     path: Path,
     result: ReadResult,
@@ -215,7 +169,7 @@ def effective_spans(
     ``kept``, every record is decoded whole and the message records are kept there,
     so building the messages decodes nothing again.
     """
-    main, side = _Tree(), _Tree()
+    main, side = RecordTree(), RecordTree()
     own = _stem(path.name)
     leaf: int | None = None  # the last record of the file's own session
     run_of: dict[str, str] = {}  # sidechain record key -> its sub-agent run
@@ -247,9 +201,9 @@ def effective_spans(
             if parent is None or (parent not in run_of and current is None):
                 current = run_of[key] = key  # a new run starts
             else:
-                run_of[key] = _run(run_of, parent if parent in run_of else current or key)
+                run_of[key] = run_root(run_of, parent if parent in run_of else current or key)
             if rec.agentId:
-                agent = _run(run_of, f"agent:{rec.agentId}")
+                agent = run_root(run_of, f"agent:{rec.agentId}")
                 run_of[run_of[key]] = agent  # the two runs are one
             side.add(key, node)
             continue
@@ -259,48 +213,20 @@ def effective_spans(
     if path.parent.name == "subagents" or not main.has_messages():
         # A sub-agent's own file: its records, flagged as a sidechain or not.
         tree = side if side.has_messages() else main
-        return _spans(tree.nodes if linear else tree.chain())
+        return display_spans(tree.nodes if linear else tree.chain())
     if sidechains is not None:
         # Each sub-agent run (a Task call) is a session of its own, in file order.
-        by_run: dict[str, list[_Node]] = {}
+        by_run: dict[str, list[Node]] = {}
         for key, position in side.keys.items():
-            by_run.setdefault(_run(run_of, key), []).append(side.nodes[position])
+            by_run.setdefault(run_root(run_of, key), []).append(side.nodes[position])
         for label, nodes in by_run.items():
-            spans = _spans(nodes)
+            spans = display_spans(nodes)
             sidechains.extend(spans)
             if runs is not None:
                 runs.update((offset, label.removeprefix("agent:")) for offset, _ in spans)
     # Another session's records written into this file (interleaved) do not decide
     # where this session ends: its own last record does.
-    return _spans(main.nodes if linear else main.chain(leaf))
-
-
-def _run(run_of: dict[str, str], key: str) -> str:
-    """The run a sidechain record is in (its agent's ``agent:<id>``, else its first
-    record's key): the root of ``key`` in ``run_of``, where a key missing is a root."""
-    root = key
-    while run_of.get(root, root) != root:
-        root = run_of[root]
-    return root
-
-
-def _spans(chain: list[_Node]) -> list[tuple[int, int]]:
-    """Display spans of a chain; lines of one streamed API message join one span."""
-    spans: list[tuple[int, int]] = []
-    group: str | None = None
-    for _, offset, length, message, assistant, message_id in chain:
-        if not message:
-            group = None
-            continue
-        if assistant and message_id is not None and group == message_id:
-            start, joined = spans[-1]
-            end = max(start + joined, offset + length)
-            start = min(start, offset)
-            spans[-1] = (start, end - start)
-            continue
-        group = message_id if assistant else None
-        spans.append((offset, length))
-    return spans
+    return display_spans(main.nodes if linear else main.chain(leaf))
 
 
 def documents(
