@@ -1,14 +1,16 @@
 """Claude Code shapes real histories have: several Task runs in one file, another
 session's records interleaved, a sub-agent file without sidechain flags, slash
-commands as the first prompt."""
+commands as the first prompt, a duplicate uuid whose first record is broken."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
+from convodex.sources.base import Budget, ReadResult
 from convodex.sources.claude_code import FORMAT
-from helpers import CliRun, as_json, hits, read_all, write_jsonl
+from helpers import FIXTURES, CliRun, as_json, hits, read_all, shown, write_jsonl
 
 SID = "5e55a000-0000-4000-8000-000000000001"
 OTHER = "5e55a000-0000-4000-8000-000000000002"
@@ -101,3 +103,49 @@ def test_a_slash_command_is_shown_as_typed(tmp_path: Path, cli: CliRun) -> None:
     as_json(cli("index", "--root", f"{root}:claude-code", "--json"))
     (found,) = hits(cli, "tapir", "--kind", "assistant_text")
     assert found["sessionTitle"] == "/review src/tapir.py"
+
+
+EDGE = FIXTURES / "claude-code" / "claude-code-log-edge_cases.jsonl"
+
+
+def test_a_broken_record_does_not_hide_the_readable_one_with_its_uuid(
+    tmp_path: Path, cli: CliRun
+) -> None:
+    """``edge_011`` is written twice: first with ``"message":"error"``, then the real
+    message; the first one stayed, so the session ended without it."""
+    root = tmp_path / "projects" / "-tmp"
+    root.mkdir(parents=True)
+    shutil.copy(EDGE, root / EDGE.name)
+    # As Claude Code names it, after its session: a rewritten uuid is not its end.
+    shutil.copy(EDGE, root / "edge_cases.jsonl")
+    as_json(cli("index", "--root", f"{root.parent}:claude-code", "--json"))
+    found = {(h["sessionPath"], h["messageIndex"]) for h in hits(cli, "café naïve résumé")}
+    assert found == {(str(root / EDGE.name), 10), (str(root / "edge_cases.jsonl"), 10)}
+    for path in (root / EDGE.name, root / "edge_cases.jsonl"):
+        texts = shown([m for m in read_all(FORMAT, path) if m.session_id in (None, "edge_cases")])
+        assert texts[-1].startswith("Testing special characters: café, naïve, résumé")
+        # The tool result written a second time with content replaces the one without.
+        assert texts[-2] == "wow error"
+
+
+def test_a_readable_first_record_wins_over_a_later_duplicate(tmp_path: Path) -> None:
+    records = [
+        rec("d1", None, "user", "the first ocelot question"),
+        rec("d2", "d1", "assistant", "the ocelot answer"),
+        rec("d1", None, "user", "a rewritten ocelot question"),
+        rec("d3", "d2", "user", "a follow-up on the ocelot"),
+        {**rec("d4", "d3", "assistant", ""), "message": "error"},
+        rec("d4", "d3", "assistant", "the last ocelot answer"),
+        rec("d2", "d1", "assistant", "a rewritten ocelot answer"),
+    ]
+    path = write_jsonl(tmp_path / f"{SID}.jsonl", records)
+    expected = [
+        "the first ocelot question",
+        "the ocelot answer",
+        "a follow-up on the ocelot",
+        "the last ocelot answer",
+    ]
+    assert shown(read_all(FORMAT, path)) == expected
+    # A file too big to keep its records decoded is read in two passes: the same.
+    streamed = FORMAT.read(path, ReadResult(0, 0), Budget(max_retained_bytes=1))
+    assert shown(list(streamed)) == expected

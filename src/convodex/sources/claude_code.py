@@ -6,10 +6,12 @@ last), so turns abandoned by a rewind are not searchable. A ``compact_boundary``
 has no ``parentUuid`` but names its predecessor in ``logicalParentUuid``. Records
 without a usable parent (old v1.0 logs have ``parentUuid: null`` everywhere, some
 parents dangle, a preserved tail is re-written after the boundary naming it)
-continue the record written before them. A duplicate ``uuid`` is
-ignored (the first one stays). Sidechain records belong to sub-agents: they are
-left out of the main transcript; ``subagents/agent-*.jsonl`` files are indexed as
-sub-agent sessions of their parent.
+continue the record written before them. A ``uuid`` written again is
+ignored (the first record stays, and the session does not end there) unless only
+the later one has something to read (the first is ``"message":"error"`` or has no
+content): the later then takes the first one's place and parent. Sidechain
+records belong to sub-agents: they are left out of the main transcript;
+``subagents/agent-*.jsonl`` files are indexed as sub-agent sessions of their parent.
 
 One API message streamed as several lines sharing ``message.id`` is one display
 message. Its stored span runs from the first to the last of those lines; ``load``
@@ -175,7 +177,7 @@ def effective_spans(
     run_of: dict[str, str] = {}  # sidechain record key -> its sub-agent run
     current: str | None = None
     decode: Callable[[bytes], _Meta | _Record] = _decode_meta if kept is None else _decode_record
-    for offset, length, _, rec in decoded_lines(path, result, budget, decode):
+    for offset, length, body, rec in decoded_lines(path, result, budget, decode):
         kind = rec.type
         is_message = kind in MESSAGE_TYPES or kind in LEGACY_TOOL_TYPES
         if is_message and kept is not None:
@@ -194,6 +196,11 @@ def effective_spans(
             message_id,
         )
         key = uuid if uuid is not None else f"@{offset}"
+        tree = side if rec.isSidechain else main
+        if key in tree.keys:  # written again: not a new record, nor the session's end
+            if is_message and _replaces(path, tree.nodes[tree.keys[key]], body, rec):
+                tree.replace(key, node)
+            continue
         if rec.isSidechain:
             # A run: records linked by parent (a parent the file lacks: the run
             # written last), and every record naming its agent.
@@ -208,7 +215,7 @@ def effective_spans(
             side.add(key, node)
             continue
         main.add(key, node)
-        if rec.sessionId == own and key in main.keys:
+        if rec.sessionId == own:
             leaf = main.keys[key]
     if path.parent.name == "subagents" or not main.has_messages():
         # A sub-agent's own file: its records, flagged as a sidechain or not.
@@ -227,6 +234,25 @@ def effective_spans(
     # Another session's records written into this file (interleaved) do not decide
     # where this session ends: its own last record does.
     return display_spans(main.nodes if linear else main.chain(leaf))
+
+
+def _replaces(path: Path, first: Node, body: bytes, rec: _Meta | _Record) -> bool:
+    """Whether a record written again under a uuid takes the first one's place: only
+    the first has nothing to read (``"message":"error"``, no content) and it has. The
+    file is read again only here, for a duplicate."""
+    later = rec if isinstance(rec, _Record) else _record(body)
+    return _readable(later) and not _readable(_record(read_span(path, first[1], first[2]) or b""))
+
+
+def _readable(rec: _Record | None) -> bool:
+    return rec is not None and bool(documents([rec])[1])
+
+
+def _record(line: bytes) -> _Record | None:
+    try:
+        return _decode_record(line)
+    except (msgspec.DecodeError, RecursionError):
+        return None
 
 
 def documents(

@@ -28,9 +28,15 @@ class RecordTree:
         self.nodes: list[Node] = []
 
     def add(self, key: str, node: Node) -> None:
-        if key not in self.keys:  # a duplicate uuid is ignored
-            self.keys[key] = len(self.nodes)
-            self.nodes.append(node)
+        """A record not met before (the reader decides what a duplicate does)."""
+        self.keys[key] = len(self.nodes)
+        self.nodes.append(node)
+
+    def replace(self, key: str, node: Node) -> None:
+        """``node`` in the place of the record ``key`` names: records naming it still do,
+        and it keeps its parent (else takes the one ``node`` names)."""
+        position = self.keys[key]
+        self.nodes[position] = (self.nodes[position][0] or node[0], *node[1:])
 
     def has_messages(self) -> bool:
         return any(node[3] for node in self.nodes)
