@@ -100,7 +100,8 @@ def app_screen(
         ("数据库 café", (100, 20)),  # wide characters and accents
         ("nosuchwordanywhere", (80, 16)),  # no hits
         ('"unclosed', (80, 16)),  # a query error
-        ("", (80, 16)),  # nothing typed yet: the placeholder
+        ("", (80, 16)),  # nothing typed yet: the placeholder, the recent sessions
+        ("agent:claude-code", (100, 20)),  # filters only: that agent's recent sessions
     ],
 )
 def test_the_first_frame_is_the_apps_first_screen(
@@ -108,7 +109,7 @@ def test_the_first_frame_is_the_apps_first_screen(
 ) -> None:
     width, height = size
     filters = Filters()
-    look = first_look(service, filters.request(query, os.getcwd())) if query else None
+    look = first_look(service, filters.request(query, os.getcwd()))
     frame = Frame(width, height, query, filters, look, os.path.expanduser("~")).plain()
     shown = app_screen(service, query, look, size)
     assert len(frame) == len(shown) == height
@@ -118,6 +119,10 @@ def test_the_first_frame_is_the_apps_first_screen(
     if query == "migration":  # the results are in it, not only the search box
         assert frame[-2].startswith(" 29 hits in 10 sessions · ")
         assert any(re.search(r"  #\d user_text: ", row) for row in frame)
+    if not query or query.startswith("agent:"):  # the recent sessions, newest first
+        assert frame[-2].startswith(" 10 recent sessions · ")
+        assert frame[3].startswith(" 数据库迁移 migration")
+        assert any("#0 user" in row for row in frame)  # its opening messages
 
 
 def test_a_screenful_first_then_the_whole_page(service: HistoryService) -> None:

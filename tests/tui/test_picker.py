@@ -18,7 +18,6 @@ from textual.widgets import Input, OptionList, Static
 from convodex.catalog.db import Catalog
 from convodex.catalog.indexer import Indexer
 from convodex.catalog.service import HistoryService
-from convodex.models import Hit
 from convodex.sources.roots import resolve_root
 from convodex.tui.choices import Choices
 from convodex.tui.picker import Outcome, Picker
@@ -180,9 +179,9 @@ def test_typing_always_edits_and_actions_return_to_the_picker(
     service = HistoryService(catalog, roots, scope=roots)
     exported: list[str] = []
 
-    def export(hit: Hit) -> str:
-        exported.append(hit.ref)
-        return f"exported {hit.ref}"
+    def export(ref: str) -> str:
+        exported.append(ref)
+        return f"exported {ref}"
 
     app = Picker(service, index=False, cwd=str(workspace), export=export)
     query = app.query_one

@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     from concurrent.futures import Future
 
     from convodex.catalog.service import HistoryService
-    from convodex.models import Hit
     from convodex.tui.screen import FirstFrame
     from convodex.tui.state import Filters, FirstLook
 
@@ -52,12 +51,14 @@ def pick(
     """Search interactively and pick a hit: Enter resumes its session.
 
     \b
-    Typing always edits the query (the query language of `convodex search`); Up and
-    Down move through the hits. Enter resumes the session in its agent; Tab lists what
-    else to do with the hit. Ctrl-S shows the session at the hit, Ctrl-X exports it as
-    Markdown, Ctrl-Y copies its resume command (all three come back to the picker).
-    Ctrl-T chooses the agent and Ctrl-P the project from a list, Ctrl-O cycles the
-    order, Ctrl-F the kinds. Esc quits and prints nothing.
+    With no words (nothing typed, or filters only: agent:codex) it lists the recent
+    sessions, newest first, to pick from the same way. Typing always edits the query
+    (the query language of `convodex search`); Up and Down move through the hits.
+    Enter resumes the session in its agent; Tab lists what else to do with the hit.
+    Ctrl-S shows the session at the hit, Ctrl-X exports it as Markdown, Ctrl-Y copies
+    its resume command (all three come back to the picker). Ctrl-T chooses the agent
+    and Ctrl-P the project from a list, Ctrl-O cycles the order, Ctrl-F the kinds. Esc
+    quits and prints nothing.
     """
     from convodex.tui.screen import early_screen, posix_driver
 
@@ -83,14 +84,13 @@ def pick(
             background=background,
             follow_symlinks=follow_symlinks,
         ) as service:
-            # The first search starts at once, on the picker's search thread.
+            # The first search (no words: the recent sessions) starts at once, on the
+            # picker's search thread.
             pool = search_thread()
-            first = None
-            if query.strip():
-                limit = first_page(screen.height) if screen is not None else PAGE
-                first = pool.submit(first_look, service, filters.request(query, cwd, limit))
-                if screen is not None:
-                    show_first_results(screen, first, query, filters)
+            limit = first_page(screen.height) if screen is not None else PAGE
+            first = pool.submit(first_look, service, filters.request(query, cwd, limit))
+            if screen is not None:
+                show_first_results(screen, first, query, filters)
 
             def start_indexing() -> None:
                 if not scoped:
@@ -111,8 +111,8 @@ def pick(
                 pool=pool,
                 first=first,
                 start=start_indexing,
-                show=lambda hit: show_at_hit(service, hit),
-                export=lambda hit: export_here(service, hit.ref),
+                show=lambda ref: show_at(service, ref),
+                export=lambda ref: export_here(service, ref),
                 driver_class=screen.driver_class() if screen is not None else posix_driver(),
             )
             try:
@@ -125,13 +125,12 @@ def pick(
                 raise Stopped(outcome.signal)  # the terminal is back: now say so
             if outcome.copied:
                 click.echo(outcome.copied)
-            hit = outcome.hit
-            if hit is None or outcome.action == "quit":
+            if outcome.ref is None or outcome.action == "quit":
                 return
             if outcome.action == "print":
-                click.echo(hit.ref)
+                click.echo(outcome.ref)
                 return
-            carry_out(service, outcome.action, hit.ref, cache_dir)
+            carry_out(service, outcome.action, outcome.ref, cache_dir)
 
 
 def helpers_can_start() -> None:
@@ -180,17 +179,19 @@ def show_first_results(
     drawn.wait(config.PICK_FIRST_WAIT.value() / 1000)
 
 
-def show_at_hit(service: HistoryService, hit: Hit) -> Callable[[], None]:
-    """The hit's session as ``show`` prints it (read now, on the picker's search thread),
-    and how to page it opened at the hit's message, on the terminal (also when stdout
-    is a pipe), once the picker has handed the terminal over."""
+def show_at(service: HistoryService, ref: str) -> Callable[[], None]:
+    """The ref's session as ``show`` prints it (read now, on the picker's search thread),
+    and how to page it opened at the hit's message (a session's ref: at its start), on
+    the terminal (also when stdout is a pipe), once the picker has handed it over."""
     from convodex.cli.session import page, show_text
 
-    target = service.resolve(hit.ref)
+    target = service.resolve(ref)
     document = service.document(target)
     text = show_text(document, "text", False, target.message_index, True)
-    marker = f"▶ #{target.message_index} "
-    line = next((n for n, row in enumerate(text.splitlines(), 1) if marker in row), None)
+    line = None
+    if target.message_index is not None:
+        marker = f"▶ #{target.message_index} "
+        line = next((n for n, row in enumerate(text.splitlines(), 1) if marker in row), None)
 
     def pager() -> None:
         try:

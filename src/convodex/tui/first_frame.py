@@ -245,11 +245,17 @@ class Frame:
 
     def _results(self) -> tuple[list[Item], int | None]:
         """The results as items (a session heading, its hits; a separator line between
-        sessions) and which one is highlighted (the first hit)."""
+        sessions; or the recent sessions, a line each) and which one is highlighted
+        (the first hit, the first session)."""
         page = self._page()
         if page is None:
             return [], None
         items: list[Item] = []
+        if not page.hits:
+            for session in view.listed(page):
+                line = [(view.session_header(session, self.home), "")]
+                items.append(functools.partial(view.unmarked, line))
+            return items, 0 if items else None
         first: int | None = None
         for n, members in enumerate(view.grouped(page.hits)):
             if n:
@@ -263,9 +269,10 @@ class Frame:
 
     def _preview(self) -> list[Item]:
         page = self._page()
-        if page is None or not page.hits or self.look is None:
+        rows: list[view.Row] = [*page.hits, *view.listed(page)] if page is not None else []
+        if not rows or self.look is None:
             return []
-        return list(view.preview_blocks(page.hits[0], self.look.preview, self.home))
+        return list(view.preview_blocks(rows[0], self.look.preview, self.home))
 
     def _status(self) -> str:
         page = self.look.page if self.look is not None else None

@@ -1,10 +1,12 @@
 """``convodex pick``: the full-screen picker (SPEC L16), built on Textual. Thin.
 
 Searches go through ``HistoryService.search`` with the same ``SearchRequest`` as every
-other surface, on one worker thread, so typing never waits for a search and a search
-never waits for indexing: progress shows in the status line, and results refresh as
-the index fills. The app only picks; what to do with the pick (resume, show, export)
-happens after it has left the terminal, in the CLI.
+other surface (a query of no words, empty or filters only, lists the recent sessions
+``convodex recent`` lists: something to pick from the first moment), on one worker
+thread, so typing never waits for a search and a search never waits for indexing:
+progress shows in the status line, and results refresh as the index fills. The app
+only picks; what to do with the pick (resume, show, export) happens after it has left
+the terminal, in the CLI.
 
 ``convodex pick`` shows its first results before this module is even imported (see
 ``screen`` and ``first_frame``); the app then starts with those results (``first``)
@@ -37,7 +39,7 @@ from textual.widgets.option_list import Option
 from convodex.catalog.plan import SearchRequest
 from convodex.catalog.service import HistoryService
 from convodex.errors import ConvodexError
-from convodex.models import AroundResult, Hit, Progress, SearchPage
+from convodex.models import AroundResult, Hit, Progress, RecentSession, SearchPage
 from convodex.text.query import Query, parse
 from convodex.tui import view
 from convodex.tui.choices import Choices
@@ -45,11 +47,11 @@ from convodex.tui.screen import PLACEHOLDER
 from convodex.tui.state import (
     KIND_SETS,
     PAGE,
-    PREVIEW_CONTEXT,
     SORTS,
     Filters,
     FirstLook,
     outcome,
+    preview_of,
     search_thread,
     settled,
 )
@@ -75,11 +77,14 @@ class Outcome:
     """What the person picked, for the CLI to carry out once the terminal is back."""
 
     action: Action
+    # The hit picked; None for a recent session (``ref`` names it) or a quit.
     hit: Hit | None = None
     # A resume command ``y`` could not put on a clipboard: printed on exit.
     copied: str | None = None
     # The signal (SIGINT, SIGTERM) that ended the picker, if one did.
     signal: int | None = None
+    # What ``show``, ``export`` and ``resume`` accept: the hit's ref or the session's.
+    ref: str | None = None
 
 
 def copy_to_system_clipboard(text: str) -> bool:
@@ -149,8 +154,8 @@ class Picker(App[Outcome]):
         first: Future[FirstLook] | None = None,
         start: Callable[[], object] | None = None,
         driver_class: type[Driver] | None = None,
-        show: Callable[[Hit], Callable[[], None]] | None = None,
-        export: Callable[[Hit], str] | None = None,
+        show: Callable[[str], Callable[[], None]] | None = None,
+        export: Callable[[str], str] | None = None,
     ) -> None:
         super().__init__(driver_class=driver_class)
         self.theme = "ansi-dark"  # the terminal's own colours, as the first frame draws
@@ -167,10 +172,12 @@ class Picker(App[Outcome]):
         self.searched: str | None = query if first is not None else None
         # How background indexing starts (default: the service's own ``start``).
         self.start_indexing = start or service.start
-        # A hit's context read ahead (the first hit's, with the first search).
-        self.ready_preview: tuple[Hit, AroundResult] | None = None
-        self.previewed: Hit | None = None
+        # A row's preview read ahead (the first row's, with the first search).
+        self.ready_preview: tuple[view.Row, AroundResult] | None = None
+        self.previewed: view.Row | None = None
         self.hits: dict[str, Hit] = {}
+        # The recent sessions listed for a query of no words (then there is no hit).
+        self.sessions: dict[str, RecentSession] = {}
         self.query_parsed: Query | None = None
         self.progress_state: Progress | None = None
         self.error: str | None = None
@@ -185,7 +192,8 @@ class Picker(App[Outcome]):
         self._pool = pool or search_thread()
         self._signals: dict[int, Any] = {}
         # Show (read on the search thread, then paged with the terminal handed over)
-        # and export (on the search thread, saying what it wrote); both come back here.
+        # and export (on the search thread, saying what it wrote) of a ref; both come
+        # back here.
         self.show_session = show
         self.export_session = export
 
@@ -217,10 +225,8 @@ class Picker(App[Outcome]):
                 self.show_first(generation, settled(self.first))
             else:
                 self._on_done(self.first, lambda look: self.show_first(generation, look))
-        elif self.initial_query.strip():
-            self.search_now()
         else:
-            self._after_first_search()
+            self.search_now()  # no words: the recent sessions
         self.set_interval(POLL_SECONDS, self.poll)
         self.refresh_status()
 
@@ -293,9 +299,6 @@ class Picker(App[Outcome]):
         generation = self.generation
         request = self.request()
         self.searched = request.query
-        if not request.query.strip():
-            self.show_page(generation, None)
-            return
         self.last_search = time.monotonic()
         self.submit(
             lambda: self.service.search(request), lambda page: self.show_page(generation, page)
@@ -311,7 +314,7 @@ class Picker(App[Outcome]):
         self.refresh_status()
         stale = state.revision != self.shown_revision and self.shown_revision >= 0
         due = time.monotonic() - self.last_search > REFRESH_SECONDS
-        if stale and due and self.query_one("#query", Input).value.strip():
+        if stale and due:
             self.search_now()  # the index grew: show what it has now
 
     # -- results --------------------------------------------------------------------------
@@ -321,8 +324,11 @@ class Picker(App[Outcome]):
             self.show_page(generation, look)  # the search failed
             return
         page = look.page
-        if isinstance(page, SearchPage) and page.hits and look.preview is not None:
-            self.ready_preview = (page.hits[0], look.preview)
+        rows: list[view.Row] = []
+        if isinstance(page, SearchPage):
+            rows = [*page.hits, *view.listed(page)]
+        if rows and look.preview is not None:
+            self.ready_preview = (rows[0], look.preview)
         self.show_page(generation, page)
         if isinstance(page, SearchPage) and page.next_cursor and len(page.hits) < PAGE:
             # A screenful came first: the whole page once the app is on screen.
@@ -335,28 +341,32 @@ class Picker(App[Outcome]):
         keep = results.highlighted_option.id if results.highlighted_option else None
         results.clear_options()
         self.hits.clear()
+        self.sessions.clear()
         self.error = None
         if isinstance(page, ConvodexError):
             self.error = str(page)
             self.summary = ""
         elif isinstance(page, SearchPage):
-            self.query_parsed = parse(self.request().query)
+            # What to mark in the hits (a listing has no words to mark).
+            self.query_parsed = parse(self.request().query) if page.hits else None
             self.progress_state = page.progress
             self.shown_revision = page.revision
             self.fill(results, page.hits)
+            self.list_sessions(results, view.listed(page) if not page.hits else [])
             self.summary = view.page_summary(page)
         else:
             self.summary = ""
             self.query_one("#preview", Static).update("")
-        if keep in self.hits:
+        rows = self.rows()
+        if keep in rows:
             results.highlighted = results.get_option_index(keep)
-        elif self.hits:
-            results.highlighted = results.get_option_index(next(iter(self.hits)))
+        elif rows:
+            results.highlighted = results.get_option_index(next(iter(rows)))
         else:
             self.query_one("#preview", Static).update("")  # no hit: nothing to preview
             self.previewed = None
         ready, self.ready_preview = self.ready_preview, None
-        if ready is not None and self.selected() is ready[0]:
+        if ready is not None and self.highlighted_row() is ready[0]:
             self.show_preview(*ready)  # in the same frame as the results
         self.refresh_status()
         self._after_first_search()
@@ -374,34 +384,45 @@ class Picker(App[Outcome]):
                 options.append(Option(text(view.hit_line(hit, self.query_parsed)), id=key))
         results.add_options(options)
 
-    def selected(self) -> Hit | None:
+    def list_sessions(self, results: OptionList, sessions: list[RecentSession]) -> None:
+        """The recent sessions, a row each (title · agent · project · date)."""
+        options = []
+        for session in sessions:
+            key = f"r{len(self.sessions)}"
+            self.sessions[key] = session
+            options.append(Option(Text(view.session_header(session, self.home)), id=key))
+        results.add_options(options)
+
+    def rows(self) -> dict[str, view.Row]:
+        """The rows a person can pick, by option id: the hits, or the recent sessions."""
+        return {**self.hits, **self.sessions}
+
+    def highlighted_row(self) -> view.Row | None:
+        """The highlighted row: a hit, or a recent session."""
         option = self.query_one("#results", OptionList).highlighted_option
-        return None if option is None or option.id is None else self.hits.get(option.id)
+        return None if option is None or option.id is None else self.rows().get(option.id)
+
+    def selected(self) -> Hit | None:
+        """The highlighted hit (None over a recent session)."""
+        row = self.highlighted_row()
+        return row if isinstance(row, Hit) else None
 
     @on(OptionList.OptionHighlighted)
     def preview(self, event: OptionList.OptionHighlighted) -> None:
-        hit = self.hits.get(event.option.id or "")
-        if hit is None or hit is self.previewed:
+        row = self.rows().get(event.option.id or "")
+        if row is None or row is self.previewed:
             return
+        self.submit(
+            lambda: preview_of(self.service, row), lambda found: self.show_preview(row, found)
+        )
 
-        def read() -> AroundResult:
-            return self.service.around(
-                hit.message_index,
-                session_id=hit.session_id,
-                path=hit.session_path,
-                before=PREVIEW_CONTEXT,
-                after=PREVIEW_CONTEXT,
-            )
-
-        self.submit(read, lambda found: self.show_preview(hit, found))
-
-    def show_preview(self, hit: Hit, found: Any) -> None:
-        if self.selected() is not hit:
+    def show_preview(self, row: view.Row, found: Any) -> None:
+        if self.highlighted_row() is not row:
             return
         context = found if isinstance(found, AroundResult) else None
-        spans = view.preview(hit, context, self.query_parsed, self.home)
+        spans = view.preview(row, context, self.query_parsed, self.home)
         self.query_one("#preview", Static).update(text(spans))
-        self.previewed = hit
+        self.previewed = row
 
     def refresh_status(self) -> None:
         line = view.status(self.error, self.summary, self.progress_state, self.filters)
@@ -430,25 +451,26 @@ class Picker(App[Outcome]):
         return not isinstance(self.screen, Choices)
 
     def pick(self, action: Action) -> None:
-        hit = self.selected()
-        if hit is None:
+        row = self.highlighted_row()
+        if row is None:
             return
         if self.print_only:
             action = "print"
-        self.exit(Outcome(action, hit, self.copied))
+        hit = row if isinstance(row, Hit) else None
+        self.exit(Outcome(action, hit, self.copied, ref=row.ref))
 
     def action_move(self, by: int) -> None:
-        """Up and down the hits (session headers are skipped), the query kept."""
+        """Up and down the rows (session headers are skipped), the query kept."""
         results = self.query_one("#results", OptionList)
-        keys = list(self.hits)
+        keys = list(self.rows())
         if not keys:
             return
         option = results.highlighted_option
-        at = keys.index(option.id) if option is not None and option.id in self.hits else 0
+        at = keys.index(option.id) if option is not None and option.id in keys else 0
         results.highlighted = results.get_option_index(keys[max(0, min(len(keys) - 1, at + by))])
 
     def action_actions(self) -> None:
-        hit = self.selected()
+        hit = self.highlighted_row()
         if hit is None:
             return
         first = ("print", "print its ref and quit") if self.print_only else ("resume", "resume")
@@ -473,11 +495,11 @@ class Picker(App[Outcome]):
 
     def action_show(self) -> None:
         """The session in the pager, opened at the hit; back to the picker after."""
-        hit = self.selected()
-        if hit is None or self.show_session is None:
+        row = self.highlighted_row()
+        if row is None or self.show_session is None:
             return
-        show = self.show_session
-        self.submit(lambda: show(hit), self._page)
+        show, ref = self.show_session, row.ref
+        self.submit(lambda: show(ref), self._page)
 
     def _page(self, pager: Any) -> None:
         if isinstance(pager, ConvodexError):
@@ -490,19 +512,19 @@ class Picker(App[Outcome]):
             self.notify("this terminal cannot hand the screen to a pager", severity="error")
 
     def action_export(self) -> None:
-        hit = self.selected()
-        if hit is None or self.export_session is None:
+        row = self.highlighted_row()
+        if row is None or self.export_session is None:
             return
-        export = self.export_session
+        export, ref = self.export_session, row.ref
 
         def said(done: Any) -> None:
             failed = isinstance(done, ConvodexError)
             self.notify(str(done), severity="error" if failed else "information")
 
-        self.submit(lambda: export(hit), said)
+        self.submit(lambda: export(ref), said)
 
     def action_copy(self) -> None:
-        hit = self.selected()
+        hit = self.highlighted_row()
         if hit is None:
             return
         if not hit.resume_command:
@@ -537,9 +559,9 @@ class Picker(App[Outcome]):
     def action_choose_project(self) -> None:
         here = os.path.realpath(self.cwd)
         options = [("", "any project"), (here, f"this directory's: {view.short(here, self.home)}")]
-        for hit in self.hits.values():
-            if hit.project and hit.project not in {key for key, _ in options}:
-                options.append((hit.project, view.short(hit.project, self.home)))
+        for row in self.rows().values():
+            if row.project and row.project not in {key for key, _ in options}:
+                options.append((row.project, view.short(row.project, self.home)))
         current = self.filters.project or ""
         self.push_screen(Choices("project", options, current), self._project_chosen)
 

@@ -12,15 +12,18 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from msgspec import UnsetType
+
 from convodex.catalog.plan import SearchRequest
 from convodex.errors import ConvodexError
 
 if TYPE_CHECKING:
     from convodex.catalog.service import HistoryService
-    from convodex.models import AroundResult, SearchPage
+    from convodex.models import AroundResult, Hit, RecentSession, SearchPage
 
 PAGE = 50
 PREVIEW_CONTEXT = 3  # messages either side of a hit in the preview
+OPENING = 2 * PREVIEW_CONTEXT  # a recent session's messages after its first, previewed
 SORTS = ("relevance", "newest", "oldest")
 KIND_SETS: tuple[tuple[str, tuple[str, ...] | None], ...] = (
     ("default kinds", None),
@@ -102,25 +105,35 @@ class FirstLook:
 
 
 def first_look(service: HistoryService, request: SearchRequest) -> FirstLook:
-    """Search, then read the first hit's context; errors are answers, not exceptions."""
+    """Search (or list the recent sessions, for a query of no words), then read the
+    first row's preview; errors are answers, not exceptions."""
     try:
         page = service.search(request)
     except ConvodexError as exc:
         return FirstLook(exc)
-    if not page.hits:
+    sessions = [] if isinstance(page.sessions, UnsetType) else page.sessions
+    rows: list[Hit] | list[RecentSession] = page.hits or sessions
+    if not rows:
         return FirstLook(page)
-    hit = page.hits[0]
     try:
-        found = service.around(
-            hit.message_index,
-            session_id=hit.session_id,
-            path=hit.session_path,
-            before=PREVIEW_CONTEXT,
-            after=PREVIEW_CONTEXT,
-        )
+        found = preview_of(service, rows[0])
     except ConvodexError:
         found = None  # the preview shows the snippet instead
     return FirstLook(page, found)
+
+
+def preview_of(service: HistoryService, row: Hit | RecentSession) -> AroundResult:
+    """What the preview shows of a row: a hit in its context, a recent session's
+    opening messages."""
+    from convodex.models import Hit
+
+    if isinstance(row, Hit):
+        at, before, after = row.message_index, PREVIEW_CONTEXT, PREVIEW_CONTEXT
+    else:
+        at, before, after = 0, 0, OPENING
+    return service.around(
+        at, session_id=row.session_id, path=row.session_path, before=before, after=after
+    )
 
 
 def outcome(future: Future[Any]) -> Any:

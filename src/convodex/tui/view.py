@@ -11,7 +11,9 @@ import time
 from collections.abc import Callable
 from functools import partial
 
-from convodex.models import AroundResult, Hit, Progress, SearchPage
+from msgspec import UnsetType
+
+from convodex.models import AroundResult, Hit, Progress, RecentSession, SearchPage
 from convodex.text.matches import highlights
 from convodex.text.query import Query
 from convodex.text.snippet import collapse_whitespace
@@ -44,19 +46,29 @@ def short(path: str, home: str) -> str:
     return path
 
 
-def hit_ref(hit: Hit) -> str:
-    """What the actions list is about: the hit's ref and its session's title."""
-    return f"{hit.ref} · {hit.session_title or hit.session_id}"
+# A row of the list: a hit (a search), or a session (no words: the recent sessions).
+Row = Hit | RecentSession
 
 
-def session_header(hit: Hit, home: str) -> str:
-    """A result group's heading: title · agent · project (``~`` for home) · date."""
-    project = short(hit.project or "", home)
+def hit_ref(row: Row) -> str:
+    """What the actions list is about: the row's ref and its session's title."""
+    return f"{row.ref} · {row.session_title or row.session_id}"
+
+
+def session_header(row: Row, home: str) -> str:
+    """A result group's heading, and a recent session's row: title · agent · project
+    (``~`` for home) · date."""
+    project = short(row.project or "", home)
     when = ""
-    if hit.last_activity_at is not None:
-        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(hit.last_activity_at / 1000))
-    pieces = [hit.session_title or hit.session_id, hit.agent.replace("_", "-"), project, when]
+    if row.last_activity_at is not None:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(row.last_activity_at / 1000))
+    pieces = [row.session_title or row.session_id, row.agent.replace("_", "-"), project, when]
     return " · ".join(p for p in pieces if p)
+
+
+def listed(page: SearchPage) -> list[RecentSession]:
+    """The sessions a query of no words lists (newest first); none for a search."""
+    return [] if isinstance(page.sessions, UnsetType) else page.sessions
 
 
 def grouped(hits: list[Hit]) -> list[list[Hit]]:
@@ -73,26 +85,33 @@ def hit_line(hit: Hit, query: Query | None) -> list[Span]:
     return [(f"  #{hit.message_index} {label}: ", "dim"), *marked(hit.snippet, query)]
 
 
-def preview(hit: Hit, found: AroundResult | None, query: Query | None, home: str) -> list[Span]:
-    """The preview pane: the session, the hit's ref and resume command, then the hit in
-    its context (its message marked), or its snippet until the context is read."""
-    return [span for block in preview_blocks(hit, found, home) for span in block(query)]
+def preview(row: Row, found: AroundResult | None, query: Query | None, home: str) -> list[Span]:
+    """The preview pane: the session, the row's ref and resume command, then the hit in
+    its context (its message marked), or its snippet until the context is read; a
+    recent session's opening messages."""
+    return [span for block in preview_blocks(row, found, home) for span in block(query)]
 
 
 def preview_blocks(
-    hit: Hit, found: AroundResult | None, home: str
+    row: Row, found: AroundResult | None, home: str
 ) -> list[Callable[[Query | None], list[Span]]]:
     """The preview in blocks of whole lines (the heading, then each message), each
-    marked for a query when asked: the first frame marks only the blocks on screen."""
-    heading: list[Span] = [(session_header(hit, home) + "\n", "bold"), (f"{hit.ref}\n", "dim")]
-    if hit.resume_command:
-        heading.append((f"{hit.resume_command}\n", "dim"))
+    marked for a query when asked: the first frame marks only the blocks on screen.
+    A hit shows in its context (its snippet until that is read); a recent session
+    shows its opening messages."""
+    heading: list[Span] = [(session_header(row, home) + "\n", "bold"), (f"{row.ref}\n", "dim")]
+    if row.resume_command:
+        heading.append((f"{row.resume_command}\n", "dim"))
     blocks: list[Callable[[Query | None], list[Span]]] = [partial(unmarked, heading)]
     if found is None:
-        return [*blocks, partial(_text, "\n", hit.snippet)]
+        return (
+            blocks
+            if isinstance(row, RecentSession)
+            else [*blocks, partial(_text, "\n", row.snippet)]
+        )
     for message in found.messages:
         role = f"#{message.message_index} {message.role}"
-        style = "bold reverse" if message.hit else "bold"
+        style = "bold reverse" if message.hit and isinstance(row, Hit) else "bold"
         blocks.append(partial(_message, (f"\n{role}", style), collapse_whitespace(message.text)))
     return blocks
 
@@ -111,7 +130,12 @@ def _message(role: Span, text: str, query: Query | None) -> list[Span]:
 
 
 def page_summary(page: SearchPage) -> str:
-    """``50+ hits in 12 sessions``: the status line's first words once results are in."""
+    """``50+ hits in 12 sessions``: the status line's first words once results are in;
+    ``12 recent sessions`` for a query of no words."""
+    if not page.hits and not isinstance(page.sessions, UnsetType):
+        more = "+" if page.next_cursor else ""
+        count = len(page.sessions)
+        return f"{count}{more} recent session{'' if count == 1 else 's'}"
     sessions = len({(h.session_id, h.session_path) for h in page.hits})
     more = "+" if page.next_cursor else ""
     return f"{len(page.hits)}{more} hits in {sessions} sessions"
