@@ -51,6 +51,7 @@ from convodex.sources.jsonl import (
     decoded_lines,
     keeps_records,
     line_blocks,
+    line_pieces,
     lines_matching,
     records_at,
 )
@@ -509,23 +510,32 @@ def _scan_info(info: SessionInfo, blocks: Iterator[bytes]) -> None:
         pos = 0
         while pos < len(block):
             end = block.find(b"\n", pos) + 1 or len(block)
-            rec = _info_record(block[pos:end])
-            _title(info, rec, base + pos, end - pos)
+            found: _Info | None = None
+            for start, length, rec in line_pieces(block[pos:end], _decode_info):
+                _title(info, rec, base + pos + start, length)
+                if found is None and (rec.cwd or rec.sessionId):
+                    found = rec
             pos = end
-            if rec is not None and (rec.cwd or rec.sessionId):
-                info.workspace_root = rec.cwd
-                info.created_at = parse_time(rec.timestamp)
-                if rec.entrypoint in HEADLESS_ENTRYPOINTS:
+            if found is not None:
+                info.workspace_root = found.cwd
+                info.created_at = parse_time(found.timestamp)
+                if found.entrypoint in HEADLESS_ENTRYPOINTS:
                     info.subagent = info.headless = True
                 for at, titled in lines_matching(block, _TITLE_MARKS, pos):
-                    _title(info, _info_record(titled), base + at, len(titled))
+                    _titles(info, titled, base + at)
                 base += len(block)
                 for rest in blocks:
                     for at, titled in lines_matching(rest, _TITLE_MARKS):
-                        _title(info, _info_record(titled), base + at, len(titled))
+                        _titles(info, titled, base + at)
                     base += len(rest)
                 return
         base += len(block)
+
+
+def _titles(info: SessionInfo, line: bytes, offset: int) -> None:
+    """Take the titles of the records on the line at ``offset`` (several when glued)."""
+    for start, length, rec in line_pieces(line, _decode_info):
+        _title(info, rec, offset + start, length)
 
 
 def _title(info: SessionInfo, rec: _Info | None, offset: int, length: int) -> None:

@@ -38,7 +38,7 @@ from convodex.sources.base import (
     nested_text,
 )
 from convodex.sources.claude_code import parse_time
-from convodex.sources.jsonl import decoded_lines
+from convodex.sources.jsonl import decoded_lines, line_records
 from convodex.text.documents import (
     Document,
     tool_call_document,
@@ -375,8 +375,10 @@ class CodexFormat(NamedResultsFormat):
         try:
             with open(path, "rb") as handle:
                 first = handle.readline(1024 * 1024)
-            line = _decode_session(first)
-        except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+        except OSError:
+            return info
+        line = next(iter(line_records(first, _decode_session)), None)
+        if line is None:
             return info
         meta = line.payload if line.type == "session_meta" else None
         if meta is None:

@@ -33,7 +33,7 @@ from convodex.sources.base import (
 )
 from convodex.sources.claude_code import parse_time
 from convodex.sources.content import Parts, block_text
-from convodex.sources.jsonl import decoded_lines, line_messages, records_at
+from convodex.sources.jsonl import decoded_lines, line_messages, line_records, records_at
 
 NAME = "copilot_cli"
 EVENTS_FILE = "events.jsonl"
@@ -221,17 +221,17 @@ class CopilotCliFormat(NamedResultsFormat):
                         break
                     if b"session.start" not in line and b"folder_trust" not in line:
                         continue
-                    event = _decode_start(line)
-                    data = event.data
-                    if data is None:
-                        continue
-                    if event.type == "session.start":
-                        info.session_id = data.sessionId or info.session_id
-                        info.created_at = parse_time(data.startTime or event.timestamp)
-                        info.workspace_root = data.context.cwd if data.context else None
-                    elif data.infoType == "folder_trust" and data.message:
-                        info.workspace_root = _trusted_folder(data.message)
-        except (OSError, msgspec.DecodeError):
+                    for event in line_records(line, _decode_start):
+                        data = event.data
+                        if data is None:
+                            continue
+                        if event.type == "session.start":
+                            info.session_id = data.sessionId or info.session_id
+                            info.created_at = parse_time(data.startTime or event.timestamp)
+                            info.workspace_root = data.context.cwd if data.context else None
+                        elif data.infoType == "folder_trust" and data.message:
+                            info.workspace_root = _trusted_folder(data.message)
+        except OSError:
             pass
         return info
 

@@ -37,7 +37,7 @@ from convodex.sources.base import (
 )
 from convodex.sources.claude_code import parse_time
 from convodex.sources.content import Parts, ToolUses, block_text
-from convodex.sources.jsonl import decoded_lines, line_messages, records_at
+from convodex.sources.jsonl import decoded_lines, line_messages, line_records, records_at
 from convodex.sources.tree import chain_to
 
 NAME = "droid"
@@ -203,8 +203,8 @@ def _head(path: Path) -> _Head | None:
         with open(path, "rb") as handle:
             for line in handle:
                 if line.strip():
-                    return _decode_head(line)
-    except (OSError, msgspec.DecodeError):
+                    return next(iter(line_records(line, _decode_head)), None)
+    except OSError:
         return None
     return None
 

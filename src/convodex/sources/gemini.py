@@ -35,7 +35,7 @@ from convodex.sources.base import (
     read_at,
 )
 from convodex.sources.claude_code import parse_time
-from convodex.sources.jsonl import decoded_lines
+from convodex.sources.jsonl import decoded_lines, line_records
 from convodex.text.documents import (
     Document,
     Kind,
@@ -247,8 +247,10 @@ class GeminiFormat(SourceFormat):
                     head = handle.read()
                 else:
                     return info
-            header = _decode_header(head)
-        except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+        except OSError:
+            return info
+        header = next(iter(line_records(head, _decode_header)), None)
+        if header is None:
             return info
         info.session_id = header.sessionId or stem
         info.title = header.summary

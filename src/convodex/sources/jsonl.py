@@ -154,6 +154,23 @@ def glued(body: bytes, decode: Callable[[bytes], T]) -> list[tuple[int, int, T]]
     return found if len(found) > 1 else None
 
 
+def line_pieces(line: bytes, decode: Callable[[bytes], T]) -> list[tuple[int, int, T]]:
+    """(start, length, record) in one line read outside ``decoded_lines`` (a light
+    pass, a head, a listing scan): the line itself, or each record glued on it; none
+    when it holds no record."""
+    try:
+        return [(0, len(line), decode(line))]
+    except (msgspec.DecodeError, RecursionError):
+        body = line.strip()
+        lead = line.find(body) if body else 0
+        return [(lead + start, end - start, rec) for start, end, rec in glued(body, decode) or ()]
+
+
+def line_records(line: bytes, decode: Callable[[bytes], T]) -> list[T]:
+    """The records of one line (``line_pieces``)."""
+    return [record for _, _, record in line_pieces(line, decode)]
+
+
 def records_at(
     handle: BinaryIO, offset: int, length: int, decode: Callable[[bytes], T]
 ) -> list[T] | None:

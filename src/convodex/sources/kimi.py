@@ -17,7 +17,6 @@ is ``<session>:<agent>``, kept apart and resumed as its session.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Hashable, Iterator
 from functools import partial
 from pathlib import Path
@@ -37,6 +36,7 @@ from convodex.sources.base import (
 )
 from convodex.sources.claude_code import parse_time
 from convodex.sources.content import Parts, block_text
+from convodex.sources.jsonl import line_records
 from convodex.text.documents import arguments_text
 
 NAME = "kimi"
@@ -152,8 +152,8 @@ def _call_names(path: Path) -> dict[str, str]:
             for line in handle:
                 if b'"tool.call"' not in line:
                     continue
-                with contextlib.suppress(msgspec.DecodeError, RecursionError):
-                    event = _loop(_decode_event(line)) or {}
+                for rec in line_records(line, _decode_event):
+                    event = _loop(rec) or {}
                     call_id, name = event.get("toolCallId"), event.get("name")
                     if isinstance(call_id, str) and isinstance(name, str):
                         names[call_id] = name

@@ -41,7 +41,7 @@ from convodex.sources.base import (
 )
 from convodex.sources.claude_code import parse_time
 from convodex.sources.content import Parts, block_text
-from convodex.sources.jsonl import line_messages, records_at
+from convodex.sources.jsonl import line_messages, line_records, records_at
 from convodex.text.documents import arguments_text
 
 NAME = "kiro"
@@ -129,8 +129,7 @@ def _call_names(path: Path) -> dict[str, str]:
         for raw in handle:
             if b'"toolUse"' not in raw:
                 continue
-            with contextlib.suppress(msgspec.DecodeError, RecursionError):
-                line = _decode_line(raw)
+            for line in line_records(raw, _decode_line):
                 _build(line, 0, 0, 0, names)  # its calls fill ``names``
     return names
 

@@ -34,7 +34,7 @@ from convodex.sources.base import (
 )
 from convodex.sources.claude_code import parse_time
 from convodex.sources.content import Parts, block_text
-from convodex.sources.jsonl import decoded_lines, records_at
+from convodex.sources.jsonl import decoded_lines, line_records, records_at
 from convodex.sources.tree import chain_to
 
 NAME = "pi"
@@ -199,10 +199,11 @@ class PiFormat(SourceFormat):
         info = SessionInfo(session_id=stem.rsplit("_", 1)[-1])
         try:
             with open(path, "rb") as handle:
-                header = _decode_info(handle.readline(1024 * 1024))
-        except (OSError, msgspec.DecodeError):
+                head = handle.readline(1024 * 1024)
+        except OSError:
             return info
-        if header.type == HEADER:
+        header = next(iter(line_records(head, _decode_info)), None)
+        if header is not None and header.type == HEADER:
             info.session_id = header.id or info.session_id
             info.workspace_root = header.cwd
             info.created_at = parse_time(header.timestamp)
