@@ -54,6 +54,35 @@ def test_each_task_run_is_a_sub_agent_session_of_its_own(tmp_path: Path) -> None
     assert all(sid and sid.startswith(f"{SID}:") for sid in runs)
 
 
+def test_a_sub_agent_run_resumes_as_the_session_it_ran_in(tmp_path: Path, cli: CliRun) -> None:
+    """``convodex resume`` of a Task run printed ``claude --resume <id>:<run>``, which
+    Claude Code cannot open; a sub-agent's own file cannot be resumed at all."""
+    root = tmp_path / "projects"
+    write_jsonl(
+        root / "-work-app" / f"{SID}.jsonl",
+        [
+            rec("m1", None, "user", "Survey the kiwi modules"),
+            rec("s1", None, "user", "Survey kiwi module one", isSidechain=True, agentId="ab12"),
+            rec("s2", None, "user", "Survey kiwi module two", isSidechain=True),
+            rec("m2", "m1", "assistant", "Both kiwi modules surveyed"),
+        ],
+    )
+    write_jsonl(
+        root / "-work-app" / SID / "subagents" / "agent-cd34.jsonl",
+        [rec("x1", None, "user", "Explore the kiwi tree", isSidechain=True)],
+    )
+    as_json(cli("index", "--root", f"{root}:claude-code", "--json"))
+    runs = {h["sessionId"] for h in hits(cli, "kiwi", "--include-subagents")}
+    assert {f"{SID}:ab12", f"{SID}:s2", "agent-cd34"} <= runs
+    for run in runs - {"agent-cd34"}:
+        printed = cli("resume", run, "--print")
+        assert printed.exit_code == 0, printed.stderr
+        assert printed.stdout.strip().endswith(f"claude --resume {SID}"), printed.stdout
+    refused = cli("resume", "agent-cd34", "--print")
+    assert refused.exit_code != 0 and "cannot be resumed" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1
+
+
 def test_another_sessions_records_do_not_cut_this_one(tmp_path: Path) -> None:
     """Records of another session written into the file ended the main session at the
     last of them (4 of 6 messages shown)."""
