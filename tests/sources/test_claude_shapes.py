@@ -162,6 +162,7 @@ def test_a_readable_first_record_wins_over_a_later_duplicate(tmp_path: Path) -> 
         rec("d1", None, "user", "the first ocelot question"),
         rec("d2", "d1", "assistant", "the ocelot answer"),
         rec("d1", None, "user", "a rewritten ocelot question"),
+        {**rec("d3", "d2", "user", ""), "message": {"role": "user"}},
         rec("d3", "d2", "user", "a follow-up on the ocelot"),
         {**rec("d4", "d3", "assistant", ""), "message": "error"},
         rec("d4", "d3", "assistant", "the last ocelot answer"),

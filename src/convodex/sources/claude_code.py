@@ -73,6 +73,7 @@ SIDECHAIN = "sidechain"
 
 class _MessageId(msgspec.Struct):
     id: str | None = None
+    content: msgspec.Raw = msgspec.Raw()  # its bytes, not decoded: is there any?
 
 
 class _Meta(msgspec.Struct):
@@ -177,6 +178,7 @@ def effective_spans(
     leaf: int | None = None  # the last record of the file's own session
     run_of: dict[str, str] = {}  # sidechain record key -> its sub-agent run
     current: str | None = None
+    blank: set[str] = set()  # records first written with nothing to read
     decode: Callable[[bytes], _Meta | _Record] = _decode_meta if kept is None else _decode_record
     for offset, length, body, rec in decoded_lines(path, result, budget, decode):
         kind = rec.type
@@ -199,9 +201,12 @@ def effective_spans(
         key = uuid if uuid is not None else f"@{offset}"
         tree = side if rec.isSidechain else main
         if key in tree.keys:  # written again: not a new record, nor the session's end
-            if is_message and _replaces(path, tree.nodes[tree.keys[key]], body, rec):
+            if key in blank and is_message and not _blank(rec) and _readable(rec, body):
                 tree.replace(key, node)
+                blank.discard(key)
             continue
+        if is_message and _blank(rec):
+            blank.add(key)
         if rec.isSidechain:
             # A run: records linked by parent (a parent the file lacks: the run
             # written last), and every record naming its agent.
@@ -237,23 +242,28 @@ def effective_spans(
     return display_spans(main.nodes if linear else main.chain(leaf))
 
 
-def _replaces(path: Path, first: Node, body: bytes, rec: _Meta | _Record) -> bool:
-    """Whether a record written again under a uuid takes the first one's place: only
-    the first has nothing to read (``"message":"error"``, no content) and it has. The
-    file is read again only here, for a duplicate."""
-    later = rec if isinstance(rec, _Record) else _record(body)
-    return _readable(later) and not _readable(_record(read_span(path, first[1], first[2]) or b""))
+_NO_CONTENT = frozenset({b"", b"null", b"[]", b'""'})
 
 
-def _readable(rec: _Record | None) -> bool:
-    return rec is not None and bool(documents([rec])[1])
+def _blank(rec: _Meta | _Record) -> bool:
+    """A message record with nothing to read (``"message":"error"``, no content), told
+    from its structure: a later record with its uuid may take its place."""
+    if rec.type in LEGACY_TOOL_TYPES:
+        return False
+    message = rec.message
+    if isinstance(message, _MessageId):
+        return len(message.content) <= 4 and bytes(message.content).strip() in _NO_CONTENT
+    return not isinstance(message, _Message) or not message.content
 
 
-def _record(line: bytes) -> _Record | None:
+def _readable(rec: _Meta | _Record, line: bytes) -> bool:
+    """Whether a record (decoded whole from ``line`` if only its structure was) has
+    something to index: asked only of one written again over a blank one."""
     try:
-        return _decode_record(line)
+        whole = rec if isinstance(rec, _Record) else _decode_record(line)
     except (msgspec.DecodeError, RecursionError):
-        return None
+        return False
+    return bool(documents([whole])[1])
 
 
 def documents(
