@@ -154,6 +154,39 @@ def test_serve_with_search_workers_stops_cleanly(
     one_stop_line(stderr, "serve", signum)
 
 
+def indexing(port: int) -> bool:
+    """Whether serve's background indexing is under way: some sources in, not all."""
+    try:
+        state = httpx.get(f"http://127.0.0.1:{port}/status", timeout=5).json()
+    except (httpx.HTTPError, ValueError):
+        return False
+    return bool(state["state"] == "indexing" and 0 < state["indexed"] < state["total"])
+
+
+def test_serve_stops_cleanly_while_it_indexes(tmp_path: Path, cache_dir: Path) -> None:
+    """Ctrl-C while a big history indexes (issue 24): the run stops at its next batch
+    boundary, serve exits with 130 and one line; the next run resumes the index."""
+    root = tmp_path / "claude"
+    big_history(root, 60, 1.0)
+    port = free_port()
+    argv = convodex("serve", "--port", str(port), "--root", f"{root}:claude-code")
+    argv += ["--cache-dir", str(cache_dir)]
+    with command(argv, tmp_path) as serve:
+        until(lambda: indexing(port), "indexing under way")
+        status, stderr = serve.stop(signal.SIGINT, True)
+    assert status == 128 + signal.SIGINT
+    one_stop_line(stderr, "serve", signal.SIGINT)
+    index = [*convodex("index", "--root", f"{root}:claude-code", "--cache-dir", str(cache_dir))]
+    done = subprocess.run(index, capture_output=True, text=True, timeout=DEADLINE, check=False)
+    assert done.returncode == 0, done.stderr
+    search = convodex("search", "nightly", "--no-group", "--limit", "200", "--json")
+    found = subprocess.run(
+        [*search, "--cache-dir", str(cache_dir)], capture_output=True, text=True, timeout=DEADLINE
+    )
+    hits = json.loads(found.stdout)["hits"]
+    assert len({hit["sessionId"] for hit in hits}) == len(hits) == 60
+
+
 @pytest.mark.parametrize(("signum", "whole_group"), SIGNALS[:2])
 def test_make_run_stops_cleanly(
     tmp_path: Path, signum: int, whole_group: bool, monkeypatch: pytest.MonkeyPatch

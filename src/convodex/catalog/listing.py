@@ -209,16 +209,22 @@ class Listing:
         """The shared resolver for the complete tree: the cache, else a replay."""
         return self.cache.get(path) or self._store(path, lambda: summarize(path, fmt))
 
-    def refresh(self, catalog: Catalog, limit: int | None = 256) -> int:
+    def refresh(
+        self,
+        catalog: Catalog,
+        limit: int | None = 256,
+        go_on: Callable[[], bool] | None = None,
+    ) -> int:
         """Background work: summarize indexed sources whose summary is missing or stale
-        (at most ``limit``; None: all, once indexing is done, so no row stays loading)."""
+        (at most ``limit``; None: all, once indexing is done, so no row stays loading),
+        until ``go_on`` says to stop (the scheduler's stop: the next refresh goes on)."""
         done = 0
         rows = catalog.db.execute(
             "SELECT id, path, format, inode, size, mtime_ns, message_count, last_activity_at "
             "FROM sources WHERE pending = 0 AND health IN ('ok', 'stale') ORDER BY id"
         ).fetchall()
         for source_id, path, fmt, inode, size, mtime_ns, count, last in rows:
-            if limit is not None and done >= limit:
+            if (limit is not None and done >= limit) or (go_on is not None and not go_on()):
                 break
             if self._current(path, inode, size, mtime_ns) is not None or path in self.cache.failed:
                 continue

@@ -9,8 +9,11 @@ keeps its generation across yields, and only a completed scan removes the rows o
 sources that vanished. Other processes run their own schedulers on the same catalog
 file; SQLite transactions keep them from corrupting each other.
 
-Nothing stops the worker: an unexpected error is logged by its class (never its
-content) and the next scan retries; a damaged catalog is quarantined and rebuilt.
+Nothing stops the worker but ``stop``: an unexpected error is logged by its class
+(never its content) and the next scan retries; a damaged catalog is quarantined and
+rebuilt. ``stop`` ends a run at its next batch boundary (what is committed stays, the
+rest stays pending: the next run resumes it) and waits for that only briefly, so that
+quitting the picker or ``serve`` while a big history indexes is quick.
 """
 
 from __future__ import annotations
@@ -32,6 +35,9 @@ from convodex.models import Event
 from convodex.sources.base import Budget
 
 DEFER_SECONDS = 0.05
+# How long ``stop`` waits for the run to reach its batch boundary (a commit of at most
+# ``indexer.COMMIT_BYTES``); the catalog's lock keeps a close from cutting a commit.
+STOP_JOIN_SECONDS = 3.0
 log = logging.getLogger("convodex.scheduler")
 
 
@@ -84,13 +90,22 @@ class Scheduler:
             self.watcher = Watcher(self, self.follow_symlinks).start()
         return self
 
-    def stop(self) -> None:
-        if self.watcher is not None:
-            self.watcher.stop()
+    def stop(self) -> bool:
+        """End the run at its next batch boundary; whether it ended within the brief
+        wait (if not, it ends at that boundary by itself, committing nothing more)."""
         self._stop.set()
         self._gate.set()
         self._wake.set()
-        self._thread.join(30)
+        if self.watcher is not None:
+            self.watcher.stop()
+        if self._thread.is_alive():
+            self._thread.join(STOP_JOIN_SECONDS)
+        return not self._thread.is_alive()
+
+    @property
+    def stopping(self) -> bool:
+        """Set by ``stop``: background work gives up at its next step."""
+        return self._stop.is_set()
 
     def request_scan(self) -> None:
         self._scan_requested.set()
@@ -137,6 +152,8 @@ class Scheduler:
                     self._wait_for_deferral()
                     self._scan()
             except Exception as exc:  # never fatal: counted, logged, retried by the next scan
+                if self._stop.is_set():
+                    break  # stopping: the catalog may be closing under it
                 self._failed(exc, generation)
             self.reason = "idle"
 
@@ -192,6 +209,8 @@ class Scheduler:
         if not self._boundary():
             return
         removed = sum(self.indexer.complete_scan(root_id) for root_id in root_ids)
+        if self._stop.is_set():
+            return  # the upkeep below is the next run's (a stale band is only unused)
         self.indexer.refresh_bands()
         self.indexer.release_free_pages()
         self.scans_completed += 1
@@ -205,6 +224,8 @@ class Scheduler:
         return go_on
 
     def _notify(self, reason: str) -> None:
+        if self._stop.is_set():
+            return  # nobody waits for news any more (and listeners' work is long)
         state = progress(self.catalog)
         event = Event(
             revision=state.revision,

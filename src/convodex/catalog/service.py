@@ -516,6 +516,9 @@ class HistoryService:
         most about once a second while a rebuild runs."""
         last = [0.0]
 
+        def go_on() -> bool:
+            return not scheduler.stopping  # a stop ends the replay: the next one goes on
+
         def refresh(event: Event) -> None:
             now = time.monotonic()
             if event.reason != "index" or now - last[0] > LISTING_REFRESH_SECONDS:
@@ -523,11 +526,13 @@ class HistoryService:
                 # Between batches a bounded share; after a scan, a hint or a removal,
                 # every summary still missing (the tree's "loading" count settles).
                 limit = LISTING_BATCH if event.reason == "index" else None
-                self._listing().refresh(scheduler.catalog, limit)
+                self._listing().refresh(scheduler.catalog, limit, go_on)
 
         return refresh
 
     def close(self) -> None:
+        """Stop background work (at its next batch boundary, waited for briefly) and
+        close every connection; a commit still under way ends first (the lock)."""
         if self.scheduler is not None:
             self.scheduler.stop()  # and its file watcher
         if self.channel is not None:
@@ -538,7 +543,8 @@ class HistoryService:
                 with contextlib.suppress(Exception):
                     catalog.close()
             self._readers.clear()
-        self.catalog.close()
+        with self.catalog.lock:
+            self.catalog.close()
 
 
 def marks_of(query: str | None) -> Query | None:

@@ -98,6 +98,7 @@ class HelperChannel:
         self._server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._server.bind(self.address)
         self._server.listen(1)
+        self.closed = False
 
     def accept(self, alive: Callable[[], bool], poll: float = 0.5) -> Connection | None:
         """The helper's connection, or ``None`` once it is no longer alive."""
@@ -116,6 +117,11 @@ class HelperChannel:
             return _connection(sock)
 
     def close(self) -> None:
+        """Refuse the helper from now on (one starting finds the parent gone); twice is
+        once."""
+        if self.closed:
+            return
+        self.closed = True
         self._server.close()
         self.claims.close()
         self._folder.cleanup()
@@ -247,6 +253,7 @@ class HelperRead:
                 args=(channel.address, channel.claims_path, self.budget, self.group_bytes),
                 daemon=True,
             )
+            stopped = False
             try:
                 with starting_children():
                     helper.start()
@@ -259,9 +266,17 @@ class HelperRead:
                     yield from self._delivered(sources, sizes, reader, helper, receive, channel)
             except (EOFError, OSError):
                 return
+            except GeneratorExit:
+                stopped = True  # the run stopped early (the scheduler's stop): at once
+                raise
             finally:
+                # Closed first: a helper still starting would otherwise connect and
+                # wait for sources that never come, and this join wait for it.
+                channel.close()
                 if helper.pid is not None:
-                    helper.join(10)
+                    # A stopped run's helper only reads: what it read is read again
+                    # by the next run, so it is not waited for.
+                    helper.join(0 if stopped else 10)
                     if helper.is_alive():
                         helper.kill()
                         helper.join()
