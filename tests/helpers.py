@@ -96,9 +96,18 @@ def search(catalog: Catalog, query: str, **options: Any) -> dict[str, Any]:
     return result
 
 
-def service(cache_dir: Path, roots: list[Path], **background: Any) -> HistoryService:
-    """A history service whose background work (once started) uses these settings."""
-    return HistoryService.open(cache_dir, roots, background=Background(**background))
+def service(
+    cache_dir: Path,
+    roots: list[Path],
+    accelerators: Accelerators | None = None,
+    **background: Any,
+) -> HistoryService:
+    """A history service whose background work (once started) uses these settings;
+    ``accelerators``: the ones a test of an accelerator asks for (default: the
+    environment's)."""
+    return HistoryService.open(
+        cache_dir, roots, background=Background(**background), accelerators=accelerators
+    )
 
 
 def iso(epoch_ms: int) -> str:

@@ -82,8 +82,12 @@ class Command:
 
 
 @contextmanager
-def command(argv: list[str], tmp_path: Path) -> Iterator[Command]:
+def command(argv: list[str], tmp_path: Path, accelerators: str | None = None) -> Iterator[Command]:
+    """``accelerators``: the worker and helper processes some tests stop are
+    accelerators, asked for (``CONVODEX_ACCELERATORS``) whatever the suite runs with."""
     env = dict(os.environ, PYTHONUNBUFFERED="1")
+    if accelerators is not None:
+        env["CONVODEX_ACCELERATORS"] = accelerators
     run = Command(argv, tmp_path, env)
     try:
         yield run
@@ -146,7 +150,7 @@ def test_serve_with_search_workers_stops_cleanly(
     port = free_port()
     argv = convodex("serve", "--port", str(port), "--root", a_session(tmp_path))
     argv += ["--cache-dir", str(cache_dir), "--search-workers", "2"]
-    with command(argv, tmp_path) as serve:
+    with command(argv, tmp_path, "on") as serve:
         until(lambda: answers(port), "the server")
         until(lambda: serve.helpers() >= 2, "the search workers")
         status, stderr = serve.stop(signum, whole_group)
@@ -201,7 +205,7 @@ def test_make_run_stops_cleanly(
     argv += [f"BIN={Path(sys.executable).parent}", "RUN_STAMP="]
     port = free_port()
     argv += [f"SERVE_ARGS=--port {port} --search-workers 2"]
-    with command(argv, tmp_path) as make:
+    with command(argv, tmp_path, "on") as make:
         until(lambda: answers(port), "the server")
         until(lambda: make.helpers() >= 2, "the search workers")
         status, stderr = make.stop(signum, whole_group)
@@ -219,7 +223,8 @@ def test_index_with_its_helper_process_stops_cleanly(
     root = tmp_path / "claude"
     big_history(root, 30, 0.9)
     argv = convodex("index", "--root", f"{root}:claude-code", "--cache-dir", str(cache_dir))
-    with command(argv, tmp_path) as index:
+    # Eager: a helper process on this run whatever the CPUs.
+    with command(argv, tmp_path, "eager") as index:
         until(lambda: index.helpers() >= 1, "the helper process")
         status, stderr = index.stop(signum, whole_group)
     assert status == 128 + signum

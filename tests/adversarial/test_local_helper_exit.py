@@ -7,6 +7,7 @@ parent died (SIGKILL, OOM killer), the helper's next send failed and it printed 
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -18,14 +19,14 @@ from convodex.sqlite import sqlite3
 from live_server import wait_for
 from procs import children, running
 
-# The stock thresholds start a helper only on bulk runs; the same CLI with a helper for
-# any run and small commit groups keeps the helper busy while the parent commits.
-EAGER_HELPER = (
-    "import sys; import convodex.catalog.indexer as i; "
-    "import convodex.catalog.speed.settings as s; "
-    "s.HELPER_MIN_BYTES = 0; s.HELPER_MIN_CPUS = 1; i.COMMIT_BYTES = 64 * 1024; "
+# The stock thresholds start a helper only on bulk runs: the accelerators at work at any
+# size (``eager``, whatever the suite runs with) give a helper for any run, and small
+# commit groups keep it busy while the parent commits.
+SMALL_COMMITS = (
+    "import sys; import convodex.catalog.indexer as i; i.COMMIT_BYTES = 64 * 1024; "
     "from convodex.cli import main; sys.argv[0] = 'convodex'; main()"
 )
+EAGER = dict(os.environ, CONVODEX_ACCELERATORS="eager")
 
 
 def revision(cache: Path) -> int:
@@ -46,7 +47,8 @@ def test_helper_exits_quietly_when_its_parent_is_killed(tmp_path: Path) -> None:
     root = corpus.cached("native", 6, 12).out
     cache = tmp_path / "cache"
     proc = subprocess.Popen(
-        [sys.executable, "-c", EAGER_HELPER, "index", "--root", root, "--cache-dir", str(cache)],
+        [sys.executable, "-c", SMALL_COMMITS, "index", "--root", root, "--cache-dir", str(cache)],
+        env=EAGER,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,

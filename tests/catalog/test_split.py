@@ -146,6 +146,7 @@ def test_the_spare_connections_close_with_their_catalog(tmp_path: Path, four: Wi
 
 def test_the_settings_narrow_or_turn_off_the_split(monkeypatch: pytest.MonkeyPatch) -> None:
     cpus = usable_cpus()
+    monkeypatch.delenv("CONVODEX_ACCELERATORS", raising=False)  # the default: on
     monkeypatch.setenv("CONVODEX_SEARCH_SHARES", "2")
     assert Accelerators.from_config().shares == min(2, cpus)
     monkeypatch.setenv("CONVODEX_SEARCH_SHARES", "1")

@@ -16,6 +16,7 @@ from convodex import config
 from convodex.catalog.db import open_catalog
 from convodex.catalog.scheduler import Scheduler
 from convodex.catalog.search import progress_sentence
+from convodex.catalog.speed.settings import Accelerators
 from convodex.models import Progress
 from convodex.sources.roots import resolve_root
 from convodex.writer import SessionWriter
@@ -162,7 +163,7 @@ def test_search_worker_processes_answer_with_the_runtime_overlay(
     """`convodex serve` searches in worker processes; the overlay stays this process's."""
     write_session(root, "s1", convo("walrus"))
     write_session(root, "s2", convo("walrus"))
-    pooled = service(cache_dir, [root], search_workers=2)
+    pooled = service(cache_dir, [root], Accelerators(search_workers=2))
     with serving(pooled) as client:
         assert pooled.speed.workers == 2
         wait_for(lambda: progress(client)["state"] == "complete")
