@@ -69,6 +69,9 @@ class Progress(Model):
     pending: int
     failed: int
     revision: int
+    # The answers come from the bundled demo corpus (its own catalog), not the user's
+    # sessions: every surface says so (``catalog.demo``). Left out otherwise.
+    demo: bool | UnsetType = UNSET
 
 
 class ContextMessage(Model):

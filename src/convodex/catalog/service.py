@@ -33,7 +33,7 @@ from convodex.catalog.refs import SessionRef, agents, root_of, source_ref
 from convodex.catalog.search import RuntimeState, Searcher, progress, root_ids_for
 from convodex.catalog.speed.settings import Accelerators
 from convodex.catalog.speed.wing import Wing
-from convodex.errors import QueryError, SourceError
+from convodex.errors import ConvodexError, QueryError, SourceError
 from convodex.models import (
     AroundResult,
     ContextMessage,
@@ -251,7 +251,9 @@ class HistoryService:
         asked = request or SearchRequest()
         if self.scope is not None and asked.roots is None:
             asked = asked.with_roots(self.scope)
-        return self._guarded(lambda: recent(self.reader(), asked, self.runtime))
+        listing = self._guarded(lambda: recent(self.reader(), asked, self.runtime))
+        listing.progress = self._said(listing.progress)
+        return listing
 
     def search(self, request: SearchRequest) -> SearchPage:
         """One page of hits; never waits for indexing (progress says how far it is).
@@ -265,8 +267,11 @@ class HistoryService:
         with self.interactive() if request.around else contextlib.nullcontext():
             pooled = self._guarded(lambda: self.speed.pooled(self.catalog, request))
             if pooled is None:
-                return self._guarded(lambda: self.searcher().search(request))
+                page = self._guarded(lambda: self.searcher().search(request))
+                page.progress = self._said(page.progress)
+                return page
             page = pooled
+        page.progress = self._said(page.progress)
         runtime = self.runtime  # the overlay lives in this process, not in the workers
         for hit in page.hits:
             hit.open = hit.session_id in runtime.open
@@ -279,7 +284,26 @@ class HistoryService:
             catalog = self.reader()
             return progress(catalog, root_ids_for(catalog, self.scope), self.speed)
 
-        return self._guarded(run)
+        return self._said(self._guarded(run))
+
+    def demo(self) -> bool:
+        """Whether answers come from the bundled demo corpus alone (its own catalog,
+        which ``serve`` and ``demo`` open when there are no sessions of yours)."""
+        from convodex.catalog.demo import only_demo
+
+        if self.scope is not None:
+            return only_demo(self.scope)
+        try:
+            rows = self.reader().db.execute("SELECT path FROM roots").fetchall()
+        except (sqlite3.Error, ConvodexError):
+            return False
+        return only_demo(Path(row[0]) for row in rows)
+
+    def _said(self, state: Progress) -> Progress:
+        """``state``, marked when the answers are the demo's (every surface says so)."""
+        from convodex.catalog.demo import labelled
+
+        return labelled(state) if self.demo() else state
 
     def find_source(self, session_id: str | None, path: str | None) -> tuple[str, str]:
         """(path, format) of a session by id (its newest source) or by transcript path.

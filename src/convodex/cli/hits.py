@@ -55,7 +55,17 @@ def counted(count: int, noun: str) -> str:
 
 def describe_progress(state: Progress) -> str | None:
     """A line for stderr when the index is not complete, else None: the library's
-    progress sentence with what to do about it."""
+    progress sentence with what to do about it; answers from the bundled demo say so
+    first, always."""
+    from convodex.catalog.demo import NOTE
+
+    note = _index_note(state)
+    if state.demo is True:
+        return NOTE if note is None else f"{NOTE}; {note}"
+    return note
+
+
+def _index_note(state: Progress) -> str | None:
     if state.state == "empty":
         return f"{progress_sentence(state)}; run `convodex index` (or search with --wait)"
     if state.state == "indexing":

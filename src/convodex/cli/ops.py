@@ -11,12 +11,13 @@ from pathlib import Path
 
 import click
 
+from convodex.catalog.demo import kept_roots
 from convodex.catalog.maintenance import doctor_catalogs, recorded_roots, reindex_history
 from convodex.cli.hits import counted
-from convodex.cli.options import cache_dir_option, emit_json, json_option, without_demo
+from convodex.cli.options import cache_dir_option, emit_json, json_option
 from convodex.config import catalog_path
 from convodex.models import CatalogReport
-from convodex.sources.roots import default_roots, resolve_root
+from convodex.sources.roots import resolve_root
 from convodex.text.agents import agent_label
 
 
@@ -117,9 +118,7 @@ def reindex_history_command(dirs: tuple[Path, ...], cache_dir: Path | None, as_j
     else:
         known = recorded_roots(catalog_path(cache_dir))
         # The bundled demo has its own catalog; an older catalog that recorded it drops it.
-        roots = [
-            resolve_root(p, must_exist=False) for p in without_demo([*default_roots(), *known])
-        ]
+        roots = kept_roots(known)
     result = reindex_history(roots, cache_dir)
     if as_json:
         emit_json(result)

@@ -14,7 +14,6 @@ if TYPE_CHECKING:
     from convodex.catalog.service import HistoryService
 
 F = TypeVar("F", bound=Callable[..., Any])
-DEMO_ROOT = Path(__file__).parents[1] / "demo"
 
 
 def cache_dir_option(fn: F) -> F:
@@ -164,6 +163,8 @@ def roots_or_demo(given: tuple[str, ...]) -> tuple[list[Path], bool]:
     roots = roots_or_defaults(given)
     if given or any(r.is_dir() and next(scan(r), None) is not None for r in roots):
         return roots, False
+    from convodex.catalog.demo import DEMO_ROOT
+
     return [DEMO_ROOT.resolve()], True
 
 
@@ -173,12 +174,6 @@ def demo_cache_dir(cache_dir: Path | None) -> Path:
     from convodex import config
 
     return config.cache_root(cache_dir) / "demo"
-
-
-def without_demo(roots: Sequence[Path]) -> list[Path]:
-    """``roots`` less the bundled demo corpus (an older catalog may have recorded it)."""
-    demo = DEMO_ROOT.resolve()
-    return [r for r in roots if r.resolve() != demo]
 
 
 @contextlib.contextmanager

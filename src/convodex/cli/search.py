@@ -63,6 +63,8 @@ def index(
     roots: tuple[str, ...], follow_symlinks: bool, cache_dir: Path | None, as_json: bool
 ) -> None:
     """Index transcripts under the roots (default: every default root)."""
+    if not roots and drop_demo(cache_dir, as_json):
+        return
     root_list = roots_or_defaults(roots)
     with HistoryService.open(cache_dir, root_list, follow_symlinks=follow_symlinks) as service:
         stats = run_index(service, not as_json and sys.stderr.isatty())
@@ -74,6 +76,25 @@ def index(
         return
     click.echo(index_summary(stats, len(failed)))
     print_failed(failed)
+
+
+def drop_demo(cache_dir: Path | None, as_json: bool) -> bool:
+    """A plain ``index`` of a catalog an older version recorded the bundled demo in:
+    rebuilt without it (the roots it knows kept), said, and reported as the index run;
+    False when there was no demo to drop."""
+    from convodex.catalog.demo import drop_recorded
+
+    rebuilt = drop_recorded(cache_dir)
+    if rebuilt is None:
+        return False
+    if as_json:
+        stats, state, failed = rebuilt.stats, rebuilt.progress, rebuilt.failed
+        emit_json(IndexReport(stats=stats, progress=state, roots=rebuilt.roots, failed=failed))
+        return True
+    click.echo("dropped the bundled demo corpus an older version indexed into this catalog")
+    click.echo(index_summary(rebuilt.stats, len(rebuilt.failed)))
+    print_failed(rebuilt.failed)
+    return True
 
 
 def index_summary(stats: IndexStats, failed: int) -> str:

@@ -142,8 +142,9 @@ def page_summary(page: SearchPage) -> str:
 
 
 def status(error: str | None, found: str, progress: Progress | None, filters: Filters) -> str:
-    """The status line: the results or the error, how far the index is, the filters."""
-    pieces = []
+    """The status line: "demo" for the bundled demo's answers, the results or the
+    error, how far the index is, the filters."""
+    pieces = ["demo"] if progress is not None and progress.demo is True else []
     if error:
         pieces.append(f"error: {error}")
     elif found:

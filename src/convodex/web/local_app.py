@@ -38,6 +38,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from convodex.catalog.demo import sentence as demo_sentence
 from convodex.catalog.plan import SearchRequest
 from convodex.catalog.search import progress_sentence
 from convodex.catalog.service import HistoryService
@@ -203,14 +204,16 @@ class ProgressView(Progress):
     """Progress as the page shows it: the counts, the library's sentence for them, and
     why the scheduler last ran (``reason``)."""
 
-    sentence: str
-    reason: str
+    sentence: str = ""
+    reason: str = ""
 
 
 def _progress_view(service: HistoryService) -> ProgressView:
     state = service.progress()
     fields = {name: getattr(state, name) for name in state.__struct_fields__}
-    return ProgressView(**fields, sentence=progress_sentence(state), reason=service.reason)
+    # Answers from the bundled demo say so first (``catalog.demo``).
+    said = demo_sentence(state, progress_sentence(state))
+    return ProgressView(**fields, sentence=said, reason=service.reason)
 
 
 @_endpoint

@@ -1,0 +1,71 @@
+"""The bundled demo corpus (``convodex/demo``): what ``serve`` and ``demo`` show when
+there are no sessions of yours yet, indexed into a catalog of its own.
+
+It stays a demo: answers from it say so on every surface (``progress.demo``, and the
+line ``NOTE``), and a user catalog an older version recorded it in drops it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from convodex.models import Progress, ReindexReport
+
+if TYPE_CHECKING:
+    from convodex.sources.roots import Root
+
+DEMO_ROOT = Path(__file__).parents[1] / "demo"
+NOTE = "demo: these answers come from the bundled demo corpus, not your sessions"
+
+
+def is_demo(root: Path) -> bool:
+    """Whether ``root`` is the bundled demo corpus."""
+    return Path(root).resolve() == DEMO_ROOT.resolve()
+
+
+def only_demo(roots: Iterable[Path]) -> bool:
+    """Whether these roots are the demo corpus alone: what is found there is a demo."""
+    given = list(roots)
+    return bool(given) and all(is_demo(root) for root in given)
+
+
+def without_demo(roots: Iterable[Path]) -> list[Path]:
+    """``roots`` less the bundled demo corpus (an older catalog may have recorded it)."""
+    return [root for root in roots if not is_demo(root)]
+
+
+def labelled(progress: Progress) -> Progress:
+    """``progress`` of answers from the demo: marked, for every surface to say so."""
+    return msgspec.structs.replace(progress, demo=True)
+
+
+def sentence(progress: Progress, said: str) -> str:
+    """``said`` (the progress sentence), after the demo's note when it is the demo's."""
+    return f"{NOTE}; {said}" if progress.demo is True else said
+
+
+def kept_roots(known: Iterable[Path]) -> list[Root]:
+    """What a rebuild of the user's catalog reads: the default roots and the roots it
+    knows, never the demo corpus."""
+    from convodex.sources.roots import default_roots, resolve_root
+
+    return [resolve_root(p, must_exist=False) for p in without_demo([*default_roots(), *known])]
+
+
+def drop_recorded(cache_dir: Path | None) -> ReindexReport | None:
+    """The user's catalog under ``cache_dir`` rebuilt without the demo corpus when an
+    older version recorded it there (its demo sessions would rank with the user's);
+    None when it holds none, or when this is the demo's own catalog (``<cache>/demo``)."""
+    from convodex import config
+    from convodex.catalog.maintenance import recorded_roots, reindex_history
+
+    if config.cache_root(cache_dir).name == "demo":
+        return None
+    known = recorded_roots(config.catalog_path(cache_dir))
+    if not any(is_demo(root) for root in known):
+        return None
+    return reindex_history(kept_roots(known), cache_dir)

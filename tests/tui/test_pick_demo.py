@@ -1,0 +1,42 @@
+"""``convodex pick`` over the bundled demo's catalog says "demo" in its status line
+(issue 24 item 3: the demo stays a demo); over the user's own catalog it does not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from helpers import CliRun
+from tui.terminal import Terminal, convodex_command, invoice_history, picker_env
+
+
+def status_line(screen: str) -> str:
+    rows = [row for row in screen.split("\n") if " · " in row and "agent: " in row]
+    assert rows, screen
+    return rows[-1].strip()
+
+
+def test_the_picker_says_demo(
+    terminal: Terminal, cli: CliRun, cache_dir: Path, tmp_path: Path
+) -> None:
+    out = cli("demo")
+    assert out.exit_code == 0, out.output
+    args = ["pick", "migration", "--no-index", "--cache-dir", str(cache_dir / "demo")]
+    terminal.start(convodex_command(picker_env(), args, "echo picker-exit=$?; sleep 60"))
+    terminal.ready()
+    screen = terminal.wait(lambda s: " hits in " in s, "the demo's hits")
+    assert status_line(screen).startswith("demo · ")
+    terminal.keys("Escape")
+    terminal.wait_for("picker-exit=0", "the picker to quit")
+
+
+def test_the_picker_over_your_own_sessions_does_not(
+    terminal: Terminal, cli: CliRun, cache_dir: Path, tmp_path: Path
+) -> None:
+    root = invoice_history(cli, tmp_path, "7e4a0000-0000-4000-8000-00000000beef", tmp_path)
+    args = ["pick", "invoice", "--no-index", "--root", root, "--cache-dir", str(cache_dir)]
+    terminal.start(convodex_command(picker_env(), args, "echo picker-exit=$?; sleep 60"))
+    terminal.ready()
+    screen = terminal.wait(lambda s: " hits in " in s, "the hits")
+    assert not status_line(screen).startswith("demo")
+    terminal.keys("Escape")
+    terminal.wait_for("picker-exit=0", "the picker to quit")
