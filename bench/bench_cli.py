@@ -38,8 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import corpus
+from ab import percentile
 from baseline import baseline
-from bench_local import percentile
 from procs import peak_rss_kb, timed
 
 TARGET_MS = 30.0

@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 import corpus
-from bench_local import percentile
+from ab import percentile
 
 
 def timed(argv: list[str], env: dict[str, str]) -> float:

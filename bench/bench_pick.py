@@ -45,8 +45,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import corpus
+from ab import percentile
 from bench_cli import index
-from bench_local import percentile
 
 TARGET_MS = 300.0
 TIMEOUT_S = 30.0

@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 
 import corpus
-from bench_local import percentile
+from ab import percentile
 
 LIBRARIES = [
     "alembic", "celery", "kafka", "redis", "nginx", "terraform", "webpack", "pytest",

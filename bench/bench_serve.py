@@ -6,7 +6,11 @@ measures, with 20 concurrent clients and a query mix, search latency p50/p95 whi
 the server's first full index (a full rebuild) runs and again once it is idle; and
 the time from a session write to the message being searchable, in both states.
 The corpus is generated once into bench/.corpus/ (see corpus.py) unless --corpus is given.
+Each figure is measured with the accelerators on and off (``--accelerators``), one
+whole serve run after the other (``--rounds`` of each, interleaved), with the ratio
+off/on (``ab.py``).
 Usage: bench/bench_serve.py [--mb 200] [--seed 1] [--corpus DIR] [--clients 20] [--requests 600]
+       [--accelerators on,off] [--rounds 1]
 """
 
 from __future__ import annotations
@@ -25,8 +29,10 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import ab
 import corpus
-from bench_local import percentile, transcripts
+from ab import percentile
+from bench_local import transcripts
 from convodex import config
 from convodex.writer import SessionWriter
 
@@ -102,6 +108,7 @@ def status(base: str) -> dict[str, object]:
 
 
 def report(name: str, latencies: list[float], unit: str = "ms") -> str:
+    """One latency line (p50, p95, n), as other benches print theirs too."""
     return (
         f"{name}: p50 {statistics.median(latencies):7.1f} {unit}  "
         f"p95 {percentile(latencies, 0.95):7.1f} {unit}  (n={len(latencies)})"
@@ -111,6 +118,8 @@ def report(name: str, latencies: list[float], unit: str = "ms") -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     corpus.add_arguments(ap)
+    ab.add_argument(ap)
+    ap.add_argument("--rounds", type=int, default=1, help="serve runs per setting (1)")
     ap.add_argument("--clients", type=int, default=20)
     ap.add_argument("--requests", type=int, default=600)
     ap.add_argument("--writes", type=int, default=20)
@@ -122,24 +131,34 @@ def main() -> int:
         "default: the serve default, one per core)",
     )
     args = ap.parse_args()
+    settings: tuple[str, ...] = args.accelerators
     root, manifest = corpus.for_bench(args.corpus, "native", args.mb, args.seed)
     sessions = len(manifest.main_sessions()) if manifest else len(transcripts(root))
     corpus_mb = sum(p.stat().st_size for p in transcripts(root)) / 1e6
     print(
         f"corpus: {root}, {sessions} sessions, {corpus_mb:.1f} MB; {args.clients} concurrent "
-        f"clients; query mix of {len(QUERIES)} (rare, common, phrase, CJK)"
+        f"clients; query mix of {len(QUERIES)} (rare, common, phrase, CJK); uptime {ab.uptime()}"
     )
     for workers in args.search_workers or [None]:
-        serve_once(args, root, sessions, corpus_mb, workers)
-    load_avg = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
-    print(f"uptime: {load_avg}; {os.cpu_count()} cores")
+        label = "default (one per core)" if workers is None else str(workers)
+        latency, rates = ab.Figures(settings), ab.Figures(settings)
+        for _, setting in ab.rounds(settings, args.rounds):
+            serve_once(args, root, sessions, workers, setting, (latency, rates))
+        latency.table(f"search workers {label}: latency, ms", p95=True)
+        rates.table(f"search workers {label}: rates")
     return 0
 
 
 def serve_once(
-    args: argparse.Namespace, root: Path, sessions: int, corpus_mb: float, workers: int | None
+    args: argparse.Namespace,
+    root: Path,
+    sessions: int,
+    workers: int | None,
+    setting: str,
+    figures: tuple[ab.Figures, ab.Figures],
 ) -> None:
-    """One `convodex serve` from an empty cache: loads during its rebuild, then idle."""
+    """One `convodex serve` from an empty cache with the accelerators ``setting``: loads
+    during its rebuild, then idle; its latencies and rates go into ``figures``."""
     THROUGHPUT.clear()
     writes_root = Path(tempfile.mkdtemp(prefix="convodex-bench-writes-"))
     writer_seed = SessionWriter(writes_root)
@@ -148,30 +167,16 @@ def serve_once(
     with tempfile.TemporaryDirectory(prefix="convodex-bench-serve-") as cache:
         port = free_port()
         base = f"http://127.0.0.1:{port}"
+        argv = [sys.executable, "-m", "convodex", "serve", "--port", str(port)]
+        argv += ["--root", str(writes_root), "--root", str(root), "--cache-dir", cache, *extra]
         server = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "convodex",
-                "serve",
-                "--port",
-                str(port),
-                "--root",
-                str(writes_root),
-                "--root",
-                str(root),
-                "--cache-dir",
-                cache,
-                *extra,
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ab.env(setting)
         )
         try:
             started = time.perf_counter()
             while True:
                 try:
-                    state = status(base)
+                    status(base)
                     break
                 except httpx.HTTPError:
                     time.sleep(0.05)
@@ -192,42 +197,33 @@ def serve_once(
             idle = asyncio.run(load(base, args.clients, args.requests, sessions))
             idle_writes = write_latency(base, writer, "live", args.writes)
             single = asyncio.run(load(base, 1, max(args.requests // 4, 50), sessions))
-            state = status(base)
         finally:
             server.terminate()
             server.wait(30)
-    label = "default (one per core)" if workers is None else str(workers)
-    print(f"\nsearch workers: {label}")
     print(
-        f"full index inside `convodex serve`: {index_s:.1f} s "
-        f"({corpus_mb / index_s:.1f} MB/s), final {state}"
+        f"  {setting}: the rebuild had {before['indexed']} sources in at the start of the"
+        f" loads, {during['indexed']} after the writes, of {during['total']}; full index"
+        f" {index_s:.1f} s; uptime {ab.uptime()}"
     )
-    print(
-        f"during the full rebuild (sources indexed: {before['indexed']} at the start, "
-        f"{during['indexed']} after the writes, of {during['total']}):"
-    )
-    tree_ratio = statistics.median(tree_busy) / statistics.median(status_busy)
-    print("  " + report("progressive /tree", tree_busy) + f"  ({tree_ratio:.1f}x /status)")
-    print("  " + report("/status (floor)", status_busy))
-    print("  " + report("HTTP search", busy) + f"  {THROUGHPUT[0]:.0f} req/s")
-    print(
-        "  "
-        + report("write→searchable", [d * 1000 for d in busy_writes])
-        + "  (target p95 <= 1000 ms)"
-    )
-    print("idle:")
-    print(
-        "  "
-        + report("HTTP search", idle)
-        + f"  {THROUGHPUT[1]:.0f} req/s = {THROUGHPUT[1] / THROUGHPUT[2]:.2f}× one client "
-        "in sequence (target >= 2×, >= 100 req/s, p95 <= 400 ms)"
-    )
-    print("  " + report("one client in sequence", single) + f"  {THROUGHPUT[2]:.0f} req/s")
-    print(
-        "  "
-        + report("write→searchable", [d * 1000 for d in idle_writes])
-        + "  (target p95 <= 1000 ms)"
-    )
+    latency, rates = figures
+    write_target = "target p95 <= 1000 ms"
+    for name, samples, note in (
+        ("rebuild: progressive /tree", tree_busy, ""),
+        ("rebuild: /status (the floor)", status_busy, ""),
+        ("rebuild: HTTP search", busy, ""),
+        ("rebuild: write→searchable", [d * 1000 for d in busy_writes], write_target),
+        ("idle: HTTP search", idle, "target p95 <= 400 ms"),
+        ("idle: one client in sequence", single, ""),
+        ("idle: write→searchable", [d * 1000 for d in idle_writes], write_target),
+    ):
+        for sample in samples:
+            latency.add(name, setting, sample, note)
+    rates.add("full index inside serve, s", setting, index_s)
+    rates.add("rebuild: search req/s", setting, THROUGHPUT[0])
+    rates.add("idle: search req/s", setting, THROUGHPUT[1], "target >= 100")
+    rates.add("idle: one client req/s", setting, THROUGHPUT[2])
+    ratio = THROUGHPUT[1] / THROUGHPUT[2]
+    rates.add("idle: concurrent / one client, x", setting, ratio, "target >= 2x")
 
 
 if __name__ == "__main__":

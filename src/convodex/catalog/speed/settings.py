@@ -85,10 +85,14 @@ class Accelerators(msgspec.Struct, frozen=True):
         """What the environment asks for: every accelerator unless
         ``CONVODEX_ACCELERATORS=off`` (``eager``: at work at any size, for tests);
         ``CONVODEX_SEARCH_SHARES`` narrows the split."""
-        mode = accelerators_mode()
+        return cls.for_mode(accelerators_mode(), search_workers=search_workers)
+
+    @classmethod
+    def for_mode(cls, mode: str, *, search_workers: int = 0) -> Accelerators:
+        """What ``CONVODEX_ACCELERATORS=<mode>`` asks for (a bench's A/B asks for both)."""
         if mode == "off":
             return OFF
-        make = cls.eager if mode == "eager" else cls.everything
+        make = cls.eager if mode == EAGER else cls.everything
         return make(search_workers=search_workers, shares=config.SEARCH_SHARES.value())
 
 
