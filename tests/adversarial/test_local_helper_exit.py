@@ -46,29 +46,32 @@ def revision(cache: Path) -> int:
 def test_helper_exits_quietly_when_its_parent_is_killed(tmp_path: Path) -> None:
     root = corpus.cached("native", 6, 12).out
     cache = tmp_path / "cache"
-    proc = subprocess.Popen(
+    # As a context manager: its stderr pipe is closed however the test ends (a failed
+    # wait used to leave it to the garbage collector: an unraisable ResourceWarning,
+    # "FileIO", failing whichever later test was running).
+    with subprocess.Popen(
         [sys.executable, "-c", SMALL_COMMITS, "index", "--root", root, "--cache-dir", str(cache)],
         env=EAGER,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
-    )
-    try:
-        helpers: list[int] = []
+    ) as proc:
+        try:
+            helpers: list[int] = []
 
-        def helper_running() -> bool:
-            helpers[:] = children(proc.pid)
-            return bool(helpers) and revision(cache) >= 2
+            def helper_running() -> bool:
+                helpers[:] = children(proc.pid)
+                return bool(helpers) and revision(cache) >= 2
 
-        wait_for(helper_running, timeout=60)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-        wait_for(lambda: not any(running(pid) for pid in helpers), timeout=30)
-        _, stderr = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+            wait_for(helper_running, timeout=60)
+            proc.send_signal(signal.SIGKILL)
             proc.wait()
+            wait_for(lambda: not any(running(pid) for pid in helpers), timeout=30)
+            _, stderr = proc.communicate(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
     assert "Traceback" not in stderr, stderr
     assert "BrokenPipeError" not in stderr, stderr
     assert stderr == ""
