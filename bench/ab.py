@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import subprocess
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
@@ -79,7 +80,9 @@ class Figures:
 
     def value(self, name: str, setting: str, q: float = 0.5) -> float | None:
         values = self.samples.get(name, {}).get(setting)
-        return percentile(values, q) if values else None
+        if not values:
+            return None
+        return statistics.median(values) if q == 0.5 else percentile(values, q)
 
     def table(self, title: str, *, p95: bool = False, width: int = 34) -> None:
         """Each figure's median (and p95) for each setting, and off/on of each when both
