@@ -8,7 +8,7 @@ from typing import Any
 
 from convodex.sources.discover import FORMATS, detect
 from convodex.sources.droid import FORMAT
-from helpers import FIXTURES, hits, kinds, read_all, shown, source_row, write_jsonl
+from helpers import FIXTURES, as_json, hits, kinds, read_all, shown, source_row, write_jsonl
 
 DROID = FIXTURES / "droid"
 
@@ -137,3 +137,22 @@ def test_default_root_search_and_sources(cli) -> None:  # type: ignore[no-untype
 def test_agent_name_and_resume_template() -> None:
     assert FORMATS["droid"] is FORMAT
     assert FORMAT.resume == "droid --resume {id}"
+
+
+def test_stream_json_logs_saved_under_other_names(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    """`droid exec --output-format stream-json > run.log` (or ``.ndjson``) is found by its
+    first record; other ``.log`` files under the root are neither sources nor failures."""
+    logs = tmp_path / "ci"
+    logs.mkdir()
+    stream = DROID / "agent-sessions-stream_json_large.jsonl"
+    shutil.copy(stream, logs / "run.log")
+    shutil.copy(stream, logs / "nightly.ndjson")
+    (logs / "build.log").write_text("compiling multiline\nerror: multiline failed\n", "utf-8")
+    (logs / "events.ndjson").write_text('{"level":"info","msg":"multiline"}\n', "utf-8")
+    (logs / "core.log").write_bytes(b"\x00\xff" * (1 << 20))  # a big binary log: one bounded read
+    assert detect(logs / "run.log", 0, None) == "droid"
+    assert detect(logs / "build.log", 0, None) is None
+    out = as_json(cli("index", "--root", str(logs), "--json"))
+    assert (out["stats"]["sources"], out["stats"]["failed"]) == (2, 0)
+    found = hits(cli, "multiline", "--include-subagents")
+    assert {Path(h["sessionPath"]).name for h in found} == {"run.log", "nightly.ndjson"}

@@ -74,11 +74,11 @@ class Watcher:
     def changed(self, path: Path, deleted: bool) -> None:
         """One change: a transcript's becomes a hint; a deletion or a new directory, a
         scan."""
-        from convodex.sources.discover import SOURCE_NAMES, discover_file
+        from convodex.sources.discover import SCANNED_SUFFIXES, SOURCE_NAMES, discover_file
         from convodex.sources.roots import root_format
 
         scheduler = self.scheduler
-        if not path.name.endswith((".json", ".jsonl")) and path.name not in SOURCE_NAMES:
+        if not path.name.endswith(SCANNED_SUFFIXES) and path.name not in SOURCE_NAMES:
             if not deleted and not path.is_symlink() and path.is_dir():
                 scheduler.request_scan()  # its files may have come before its watch did
             return

@@ -10,7 +10,9 @@ and place (a format's ``claims`` hook: ``opencode.db``, ``store.db`` under ``cha
 ``*.messages.json``, ``api_conversation_history.json``), then by sniffing the first
 record of ``.jsonl`` and the first 64 KiB of ``.json`` files (remembered per path and
 inode by a ``Sniffed`` its scanner keeps, so a rescan of unchanged files opens
-nothing). Only ``.json``/``.jsonl`` files and the exact names formats list in
+nothing). ``.ndjson`` and ``.log`` files are sources only when the first line of
+their first 64 KiB is a Droid stream-json event (``droid exec`` output saved under
+another name). Only those suffixes and the exact names formats list in
 ``source_names`` are looked at. Under an agent's
 root only the files that agent writes are sources, and folders that cannot hold any
 (VS Code's other extensions' storage, checkpoint repositories, what a format's
@@ -76,6 +78,11 @@ SNIFF_CACHE_FILES = 1 << 16
 Known = Mapping[tuple[str, int], str]
 SNIFF_BYTES = 64 * 1024
 SIDECAR_SUFFIXES = (".meta.json", ".jsonl.meta")
+# Where ``droid exec --output-format stream-json`` output is often redirected: such a
+# file is a source only when its first record is a stream-json event (``droid``).
+STREAM_LOG_SUFFIXES = (".ndjson", ".log")
+# The file names a scan looks at (besides the exact names formats list).
+SCANNED_SUFFIXES = (".jsonl", ".json", *STREAM_LOG_SUFFIXES)
 CLAUDE_LINE_TYPES = frozenset(
     {"user", "assistant", "summary", "system", "file-history-snapshot", "queue-operation"}
 )
@@ -255,6 +262,9 @@ def sniff(
 def _sniff(path: Path) -> str | None:
     try:
         with open_source(path) as handle:
+            if path.name.endswith(STREAM_LOG_SUFFIXES):
+                # Any log may be this big and binary: one bounded read, its first line.
+                return droid.NAME if droid.opens_stream(handle.read(SNIFF_BYTES)) else None
             if path.name.endswith(".json"):
                 head = handle.read(SNIFF_BYTES)
                 return next((fmt for rx, fmt in _JSON_HINTS if rx.search(head)), None)
@@ -353,6 +363,8 @@ def detect(
         for fmt in _LAYOUT_FORMATS:  # known by name and place: databases, trees, histories
             if FORMATS[fmt].claims(path, False):
                 return fmt
+    if name.endswith(STREAM_LOG_SUFFIXES):
+        return sniff(path, inode, known, sniffed)
     by_name = format_of(name)
     if by_name == cline.NAME:
         return extension_of(path) if name == cline.TASK_FILE else by_name
@@ -500,7 +512,7 @@ def scan_dirs(
                     ):
                         subdirs.append(Path(entry.path))
                     continue
-                if not entry.name.endswith((".jsonl", ".json")) and entry.name not in SOURCE_NAMES:
+                if not entry.name.endswith(SCANNED_SUFFIXES) and entry.name not in SOURCE_NAMES:
                     continue
                 found = discover_file(
                     Path(entry.path),

@@ -113,6 +113,16 @@ def is_stream(head: _Head) -> bool:
     return head.type in STREAM_TYPES and bool(head.session_id or head.sessionId)
 
 
+def opens_stream(head: bytes) -> bool:
+    """Whether a file's first bytes open a stream-json log: its first line is an event
+    keyed by session (a file of another suffix, ``run.log``, is claimed only then)."""
+    first = head.lstrip().split(b"\n", 1)[0]
+    try:
+        return is_stream(_decode_head(first))
+    except (msgspec.DecodeError, RecursionError):  # a ValidationError too
+        return False
+
+
 def _stamp(value: str | int | float | None) -> int | None:
     """ISO text, or epoch seconds / milliseconds."""
     if isinstance(value, str):
