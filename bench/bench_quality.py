@@ -13,7 +13,8 @@ ranking change is measured against today's ranking in one run (A/B): ``today`` (
 hit per document, as before grouping), ``grouped`` (each session once, SPEC L19; an
 answer relaxed to any of the words counts as no answer) and ``relaxed`` (grouped, with
 the relaxed answer kept).
-Usage: bench/bench_quality.py [--mb 60] [--seed 7] [--corpus DIR] [--modes lexical]
+Usage: bench/bench_quality.py [--mb 60] [--seed 7] [--corpus DIR] [--modes lexical,hybrid]
+       [--models static,contextual] [--semantic-weights 0.5,1]
        [--variants today,grouped,relaxed]
 """
 
@@ -37,6 +38,8 @@ import msgspec
 import corpus
 import longmemeval
 import quality_metrics as qm
+import quality_semantic
+from convodex.catalog import hybrid
 from convodex.catalog.plan import SearchRequest
 from convodex.catalog.service import HistoryService
 from convodex.errors import QueryError
@@ -213,6 +216,16 @@ def main() -> int:
     ap.set_defaults(seed=7)
     ap.add_argument("--modes", default="lexical", help="comma-separated: lexical,hybrid")
     ap.add_argument(
+        "--models",
+        default="static",
+        help="comma-separated embedding models for hybrid: static (shipped), contextual",
+    )
+    ap.add_argument(
+        "--semantic-weights",
+        default=str(hybrid.SEMANTIC_WEIGHT),
+        help="comma-separated weights of the semantic ranking in the fusion (BM25's: 1)",
+    )
+    ap.add_argument(
         "--variants",
         default=",".join(VARIANTS),
         help=f"comma-separated ranking variants, each in every mode ({','.join(VARIANTS)})",
@@ -237,19 +250,32 @@ def main() -> int:
             resolve_root(f"{TRANSCRIPTS}:claude-code"),
             resolve_root(f"{distractors}:claude-code"),
         ]
+        os.environ["CONVODEX_SEMANTIC"] = "off"  # lexical first: embeddings come after
         with HistoryService.open(Path(tmp), roots) as service:
             started = time.perf_counter()
             stats = service.index()
+            corpus_mb = stats.bytes_read / 1e6
             print(
-                f"corpus: {stats.bytes_read / 1e6:.1f} MB, {stats.indexed} sources "
+                f"corpus: {corpus_mb:.1f} MB, {stats.indexed} sources "
                 f"({distractors} as distractors) indexed in {time.perf_counter() - started:.1f} s"
             )
             print(f"queries: {len(queries)} ({QUERIES.relative_to(REPO)})")
             runs = [
                 score_mode(service, mode, variant, queries, args)
                 for mode in modes
+                if mode != "hybrid"
                 for variant in variants
             ]
+            if "hybrid" in modes:
+                weights = [float(w) for w in args.semantic_weights.split(",") if w.strip()]
+                for name in [m.strip() for m in args.models.split(",") if m.strip()]:
+                    quality_semantic.embed(service, Path(tmp), name, corpus_mb)
+                    for weight in weights:
+                        hybrid.SEMANTIC_WEIGHT = weight
+                        for variant in variants:
+                            run = score_mode(service, "hybrid", variant, queries, args)
+                            run.name = f"hybrid[{name} w{weight:g}]/{variant}"
+                            runs.append(run)
             print_table("session ranking (first hit of each session), per class:", runs, queries)
             if args.misses:
                 for run in runs:

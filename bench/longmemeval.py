@@ -42,8 +42,9 @@ class Instance:
 
 
 def with_mode(request: SearchRequest, mode: str) -> SearchRequest:
-    """The request in ``mode`` where this convodex knows modes; else as it is (lexical)."""
-    if mode != "lexical" and "mode" in SearchRequest.__struct_fields__:
+    """The request in ``mode`` where this convodex knows modes; else as it is (lexical).
+    Lexical is asked for too: the default (``auto``) is hybrid where embeddings exist."""
+    if "mode" in SearchRequest.__struct_fields__:
         return msgspec.structs.replace(request, mode=mode)
     return request
 

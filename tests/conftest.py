@@ -32,10 +32,21 @@ def catalog(cache_dir: Path) -> Iterator[Catalog]:
         yield cat
 
 
+@pytest.fixture(scope="session")
+def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the semantic model's distilled table is kept: once for the whole run (its
+    distillation is the slow part, and the same for every test)."""
+    return tmp_path_factory.mktemp("models")
+
+
 @pytest.fixture(autouse=True)
-def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model_cache: Path) -> None:
     """Never touch the developer's real data or cache dirs."""
     monkeypatch.setenv("CONVODEX_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("CONVODEX_MODEL_CACHE", str(model_cache))
+    # Embeddings are pinned like the accelerators: off unless a test turns them on
+    # (``tests/catalog/test_hybrid.py``), so every other test sees lexical search.
+    monkeypatch.setenv("CONVODEX_SEMANTIC", "off")
     monkeypatch.setenv("CONVODEX_CACHE_HOME", str(tmp_path / "default-cache"))
     # Other agents' default roots hang off the home directory.
     monkeypatch.setenv("HOME", str(tmp_path / "user-home"))

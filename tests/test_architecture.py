@@ -36,9 +36,10 @@ ALLOWED: dict[str, set[str]] = {
     "config": {"errors"},
     "text": {"errors"},  # pure: the one exception tree and nothing else
     "sources": {"config", "errors", "models", "sqlite", "text"},
+    "semantic": {"config", "errors"},  # the embedding model: texts in, vectors out
     "hints": {"errors"},
     "writer": {"errors", "hints"},
-    "catalog": {"config", "errors", "hints", "models", "sources", "sqlite", "text"},
+    "catalog": {"config", "errors", "hints", "models", "semantic", "sources", "sqlite", "text"},
     "sessions": {"catalog", "config", "errors", "models", "sources", "text"},
     "server": {"config", "errors", "models", "team_models", "sqlite", "text"},
     "recall": {"catalog", "config", "errors", "models", "sources", "text"},

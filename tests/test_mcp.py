@@ -106,6 +106,7 @@ def test_snapshot_pins_the_tool_contract() -> None:
         "until",
         "sort",
         "group",
+        "mode",
     ]
 
 

@@ -24,6 +24,7 @@ from convodex.catalog.service import Background, HistoryService
 from convodex.errors import ConvodexError, QueryError
 from convodex.mcp_memory import iso_time as iso_time  # re-exported: the contract's helpers
 from convodex.mcp_memory import progress_line as progress_line
+from convodex.mcp_memory import similar_sessions
 from convodex.models import (
     CompactHit,
     CompactMoment,
@@ -40,7 +41,7 @@ from convodex.text.documents import DEFAULT_KINDS, KINDS
 from convodex.text.redact import redact as mask
 
 TOOL_NAME: Final = "history_search"
-OPERATIONS: Final = ("search", "around")
+OPERATIONS: Final = ("search", "around", "similar")
 DEFAULT_LIMIT: Final = config.AGENT_SEARCH_LIMIT
 MAX_LIMIT: Final = config.MAX_SEARCH_LIMIT
 DEFAULT_CONTEXT: Final = 3
@@ -56,7 +57,9 @@ TOOL_DESCRIPTION: Final = (
     "compact hits with a `ref`, sessionPath, messageIndex and a short snippet; pass "
     '`nextCursor` back as `cursor` for the next page. operation "around" returns the '
     "messages before and after `messageIndex` in the session at `sessionPath`, to read a "
-    "hit in context. The result is JSON. While the index is still being built its first "
+    'hit in context. operation "similar" lists the sessions most like the session at '
+    "`sessionPath` (by meaning when embeddings exist, else by its telling words). The "
+    "result is JSON. While the index is still being built its first "
     'line says "index is still building (indexed/total); results may be incomplete".'
 )
 
@@ -67,7 +70,8 @@ INPUT_SCHEMA: Final[dict[str, Any]] = {
             "type": "string",
             "enum": list(OPERATIONS),
             "default": "search",
-            "description": 'What to do: "search" finds messages, "around" reads one in context.',
+            "description": 'What to do: "search" finds messages, "around" reads one in '
+            'context, "similar" lists the sessions most like one.',
         },
         "query": {
             "type": "string",
@@ -95,7 +99,7 @@ INPUT_SCHEMA: Final[dict[str, Any]] = {
         },
         "sessionPath": {
             "type": "string",
-            "description": "around: the sessionPath of a hit.",
+            "description": "around and similar: the sessionPath of a hit.",
         },
         "messageIndex": {
             "type": "integer",
@@ -146,6 +150,13 @@ INPUT_SCHEMA: Final[dict[str, Any]] = {
             "description": "search: each session once, by its best hit with its best "
             "other moments (moreHits: how many more of it match); false: one hit per "
             "matching message part.",
+        },
+        "mode": {
+            "type": "string",
+            "enum": ["auto", "lexical", "hybrid"],
+            "default": "auto",
+            "description": "search: lexical (words), hybrid (words and meaning) or auto "
+            "(hybrid when the catalog holds embeddings); the answer's mode says which ran.",
         },
     },
     "additionalProperties": False,
@@ -251,11 +262,14 @@ class HistoryTool:
             raise QueryError(f"unknown argument: {unknown[0]}")
         operation = args.get("operation") or "search"
         if operation not in OPERATIONS:
-            raise QueryError('operation must be "search" or "around"')
+            raise QueryError('operation must be "search", "around" or "similar"')
+        run = {"search": self._search, "similar": self._similar, "around": self._around}
         with self.lock:
-            if operation == "search":
-                return self._search(args)
-            return self._around(args)
+            return run[operation](args)
+
+    def _similar(self, args: Mapping[str, Any]) -> str:
+        found = similar_sessions(self.service, args, self.redact)
+        return render(found, self.service.progress())
 
     def _search(self, args: Mapping[str, Any]) -> str:
         query = _string(args, "query")
@@ -281,6 +295,7 @@ class HistoryTool:
             since=_string(args, "since"),
             until=_string(args, "until"),
             group=_boolean(args, "group", True),
+            mode=_string(args, "mode") or "auto",
         )
         page = self.service.search(request)
         compact = CompactPage(
@@ -291,6 +306,8 @@ class HistoryTool:
             stale_cursor=page.stale_cursor,
             subagent_hits=page.subagent_hits,
             progress=None if page.progress.state == "complete" else page.progress,
+            mode=page.mode,
+            mode_note=page.mode_note,
         )
         return render(compact, page.progress)
 

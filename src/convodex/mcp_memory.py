@@ -17,7 +17,7 @@ from typing import Any, Final
 from convodex.catalog.plan import SearchRequest
 from convodex.catalog.search import progress_sentence
 from convodex.catalog.service import HistoryService
-from convodex.config import MAX_SEARCH_LIMIT
+from convodex.config import MAX_SEARCH_LIMIT, search_limit
 from convodex.errors import QueryError
 from convodex.models import Hit, Progress, encode
 from convodex.text.redact import redact as mask
@@ -347,3 +347,29 @@ class MemoryTools:
             "session": self._session(hit) | {"moments": None},
             "then": then,
         }
+
+
+def similar_sessions(
+    service: HistoryService, args: Mapping[str, Any], redact: bool
+) -> dict[str, Any]:
+    """The history tool's ``similar`` operation (L19): the sessions most like the one
+    at ``sessionPath``, compact, titles redacted unless asked not to."""
+    path, mode = args.get("sessionPath"), args.get("mode") or "auto"
+    if not isinstance(path, str) or not path:
+        raise QueryError("similar needs sessionPath")
+    if not isinstance(mode, str):
+        raise QueryError("mode must be auto, lexical or hybrid")
+    found = service.similar(path, search_limit(args.get("limit"), 10), mode)
+    return {
+        "sessions": [
+            {
+                "ref": s.ref,
+                "sessionPath": s.session_path,
+                "title": mask(s.session_title) if redact else s.session_title,
+                "agent": s.agent,
+                "similarity": s.similarity,
+            }
+            for s in found.sessions
+        ],
+        "mode": found.mode,
+    }

@@ -163,6 +163,21 @@ class RecentSession(Model):
     resume_command: str | None = None
 
 
+class SimilarSession(RecentSession):
+    """A session like another (L19 ``similar``): cosine by meaning, BM25 by words."""
+
+    similarity: float = 0.0
+
+
+class SimilarPage(Model):
+    """The sessions most like ``ref``, most alike first, and the mode that chose them."""
+
+    ref: str
+    sessions: list[SimilarSession]
+    mode: str = "lexical"
+    mode_note: str | None = None
+
+
 class RecentPage(Model):
     """One page of sessions, newest first, with the cursor for the next."""
 
@@ -189,6 +204,10 @@ class SearchPage(Model):
     # A query of qualifiers only (or none) browses: its sessions, newest first, and
     # no hits (L17: the same list as ``recent``).
     sessions: list[RecentSession] | UnsetType = UNSET
+    # The mode that ran (L19): lexical, or hybrid (BM25 fused with embeddings).
+    mode: str = "lexical"
+    # Why hybrid was asked for and lexical ran (one line), else None.
+    mode_note: str | None = None
 
 
 class CompactMoment(Model, kw_only=True, omit_defaults=True):
@@ -232,6 +251,9 @@ class CompactPage(Model, kw_only=True, omit_defaults=True):
     stale_cursor: bool = False
     subagent_hits: bool = False
     progress: Progress | None = None
+    # The mode that ran (L19): lexical or hybrid; and why not hybrid when asked.
+    mode: str = "lexical"
+    mode_note: str | None = None
 
 
 class AroundResult(Model):
@@ -454,6 +476,11 @@ class CatalogReport(Model):
     # format: a shape the reader does not know (format drift) shows here, not as a
     # missing search hit.
     empty_by_format: dict[str, int] = msgspec.field(default_factory=dict)
+    # Embeddings (L19): how many vectors the catalog holds, of which model, and how
+    # many indexed sources still wait for theirs.
+    vectors: int = 0
+    embedding_model: str | None = None
+    embedding_pending: int = 0
 
 
 class ReindexReport(Model):

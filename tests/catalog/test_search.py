@@ -82,7 +82,10 @@ def test_hit_carries_every_field(root: Path, catalog: Catalog) -> None:
         "progress",
         "grouped",
         "relaxed",
+        "mode",
+        "modeNote",
     }
+    assert result["mode"] == "lexical" and result["modeNote"] is None
     hit = result["hits"][0]
     assert set(hit) == HIT_FIELDS
     assert hit["sessionId"] == "s1" and hit["sessionPath"] == str(path)

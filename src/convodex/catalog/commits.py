@@ -78,6 +78,8 @@ def delete_source_rows(db: sqlite3.Connection, source_id: int) -> list[int]:
             db.execute(f"DELETE FROM {table.name} WHERE rowid BETWEEN ? AND ?", (low, high))
     for low, high in ADDRESSES.ranges(slots):
         db.execute("DELETE FROM messages WHERE base BETWEEN ? AND ?", (low, high))
+        db.execute("DELETE FROM vectors WHERE address BETWEEN ? AND ?", (low, high))
+    db.execute("DELETE FROM embedded WHERE source_id = ?", (source_id,))
     db.execute("DELETE FROM spans WHERE source_id = ?", (source_id,))
     db.execute("DELETE FROM slots WHERE source_id = ?", (source_id,))
     return slots

@@ -260,6 +260,8 @@ def _check_tokenizer(db: sqlite3.Connection) -> None:
             db.execute("DELETE FROM messages")
             db.execute("DELETE FROM slots")
             db.execute("DELETE FROM bands")
+            db.execute("DELETE FROM vectors")
+            db.execute("DELETE FROM embedded")
             db.execute(
                 "UPDATE sources SET pending = 1, byte_offset = 0, message_count = 0, "
                 "unit_count = 0, "

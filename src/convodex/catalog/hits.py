@@ -99,6 +99,9 @@ class Hydrator:
         self._places: dict[int, tuple[Any, ...]] = {}
         # Each prefetched message's record: (source, message) -> (offset, length).
         self._spans: dict[tuple[int, int], tuple[int, int]] = {}
+        # Candidates chosen by meaning, not by a word (hybrid search, L19): shown by
+        # their part's opening when no word of the query is in it.
+        self.by_meaning: set[int] = set()
 
     def resume_command(self, agent: str, session_id: str, workspace: str | None) -> str | None:
         """The hit's copyable resume command (L15); templates read once per search.
@@ -206,12 +209,15 @@ class Hydrator:
             else next((d for d in message.documents if (d.part, d.kind) == (part, kind)), None)
         )
         span = None if doc is None else first_match(query, doc.text, kind != "tool_output")
-        if message is None or doc is None or span is None:
+        if message is None or doc is None or (span is None and rowid not in self.by_meaning):
             src.bad = True  # the bytes no longer say what was indexed
             return None
         # A file of many conversations (chat export) names each message's own.
         session_id = message.session_id or src.session_id
-        shown = snippet(query, doc.text, span)
+        if span is None:  # chosen by meaning: the part's opening
+            shown = head(doc.text, 2 * SNIPPET_RADIUS)
+        else:
+            shown = snippet(query, doc.text, span)
         hit = Hit(
             session_id=session_id,
             session_path=src.path,

@@ -34,6 +34,7 @@ from convodex.catalog.indexer import Indexer
 from convodex.catalog.search import progress
 from convodex.catalog.speed.settings import Accelerators
 from convodex.catalog.speed.wing import Wing
+from convodex.catalog.vectors import pending_sources
 from convodex.errors import CatalogError
 from convodex.models import CatalogReport, QuarantinedFile, ReindexReport
 from convodex.sources.base import Budget
@@ -150,6 +151,12 @@ def _inspect(db: sqlite3.Connection, report: CatalogReport) -> None:
         )
     }
     report.revision = read_revision(db)
+    with contextlib.suppress(sqlite3.OperationalError):  # a catalog of an older schema
+        report.vectors = int(db.execute("SELECT count(*) FROM vectors").fetchone()[0])
+        model = db.execute("SELECT value FROM catalog_meta WHERE key = 'embedding_model'")
+        report.embedding_model = next((str(r[0]) for r in model), None)
+        if report.embedding_model is not None:  # embeddings were ever computed here
+            report.embedding_pending = len(pending_sources(db))
 
 
 def doctor_catalogs(

@@ -244,3 +244,25 @@ def m006_root_formats(db: sqlite3.Connection) -> None:
         ALTER TABLE roots ADD COLUMN format TEXT;
         """,
     )
+
+
+@migration
+def m007_vectors(db: sqlite3.Connection) -> None:
+    execute_script(
+        db,
+        """
+        -- Embeddings (L19, ``vectors``): derived data, one int8 vector per user or
+        -- assistant text part (its direction: a unit vector scaled to its largest
+        -- component), keyed by the part's document address and removed with it; never
+        -- text.
+        CREATE TABLE vectors (
+            address INTEGER PRIMARY KEY,
+            vec BLOB NOT NULL
+        );
+        -- How many of a source's messages have their vectors (the next one to embed).
+        CREATE TABLE embedded (
+            source_id INTEGER PRIMARY KEY REFERENCES sources(id) ON DELETE CASCADE,
+            messages INTEGER NOT NULL
+        );
+        """,
+    )

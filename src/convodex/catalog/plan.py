@@ -70,6 +70,8 @@ class SearchRequest(msgspec.Struct, frozen=True, kw_only=True):
     sessions: Sequence[str] = ()
     # "Now" for relative times (epoch ms); None: the clock.
     now_ms: int | None = None
+    # auto | lexical | hybrid (L19): auto fuses meaning in when the catalog can.
+    mode: str = "auto"
 
     def with_roots(self, roots: Sequence[Path]) -> SearchRequest:
         return msgspec.structs.replace(self, roots=tuple(roots))

@@ -11,6 +11,7 @@ the same on every surface. Titles come from the sources, as hits' do.
 from __future__ import annotations
 
 import base64
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec
@@ -23,6 +24,7 @@ from convodex.catalog.rowids import TABLES
 from convodex.catalog.search import progress, root_ids_for
 from convodex.errors import QueryError
 from convodex.models import RecentPage, RecentSession, SearchPage
+from convodex.sqlite import marks
 from convodex.text.agents import agent_label
 from convodex.text.query import browse_qualifiers, tool_expression
 
@@ -102,6 +104,18 @@ def recent(catalog: Catalog, request: SearchRequest, runtime: RuntimeState) -> R
         next_cursor=next_cursor,
         progress=progress(catalog, root_ids_for(catalog, request.roots)),
     )
+
+
+def listed_sessions(
+    catalog: Catalog, source_ids: Sequence[int], runtime: RuntimeState
+) -> dict[int, RecentSession]:
+    """These sources as listed sessions (``similar``'s answer), by source id."""
+    if not source_ids:
+        return {}
+    rows = catalog.db.execute(
+        f"SELECT {_COLUMNS} FROM sources WHERE id IN ({marks(source_ids)})", list(source_ids)
+    ).fetchall()
+    return dict(zip((int(r[0]) for r in rows), _sessions(catalog, rows, runtime), strict=True))
 
 
 def _sessions(catalog: Catalog, rows: list[Any], runtime: RuntimeState) -> list[RecentSession]:

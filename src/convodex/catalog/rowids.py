@@ -240,6 +240,12 @@ def unit_address(key: int) -> int:
     return key << UNIT_SHIFT
 
 
+def document_address(base: int, part: int, kind: Kind) -> int:
+    """The address of a message's part ``part`` of ``kind``, whose unit's ``messages``
+    row is ``base`` (the unit holding that part: ``first_part(part // 4)``)."""
+    return base | (part % PARTS_PER_UNIT) << PART_SHIFT | KIND_BITS[kind]
+
+
 def unit_base(address: int) -> int:
     """The ``messages`` row (``base``) a document's address belongs to."""
     return address & UNIT_MASK

@@ -20,6 +20,7 @@ from typing import Any
 import msgspec
 
 from convodex import config
+from convodex.catalog import hybrid
 from convodex.catalog.db import Catalog
 from convodex.catalog.hits import Hydrator, RuntimeState, around_path
 from convodex.catalog.plan import Plan, SearchRequest, make_plan
@@ -185,6 +186,9 @@ class Searcher:
 
     def search(self, request: SearchRequest) -> SearchPage:
         plan = make_plan(self.catalog, request)
+        fusion, note = hybrid.prepare(self.catalog, request.mode, plan.group)
+        if fusion is not None:  # another order: a lexical page's cursor does not hold
+            plan = msgspec.structs.replace(plan, key=f"{plan.key}|hybrid")
         limit = config.search_limit(request.limit)
         if request.around < 0 or request.around > config.MAX_AROUND:
             raise QueryError(f"around must be between 0 and {config.MAX_AROUND}")
@@ -203,9 +207,17 @@ class Searcher:
             raise QueryError("page must be 1 or more")
         hydrator = Hydrator(self.catalog, self.runtime, self.speed)
         relaxed = False
+        reorder = self.reorder
+        if fusion is not None:
+
+            def reorder(plan: Plan, head: list[Candidate]) -> list[Candidate]:
+                fused = fusion.reorder(plan, head)
+                hydrator.by_meaning = fusion.semantic_only
+                return fused
+
         try:
             if plan.group:
-                stream = Stream(plan, self._fetch, self.reorder)
+                stream = Stream(plan, self._fetch, reorder)
                 if request.page is not None and not request.cursor:
                     after = self._group_start(stream, (request.page - 1) * limit)
                 hits, last, more = self._collect_grouped(
@@ -221,6 +233,8 @@ class Searcher:
         page = self._page(hits, next_cursor, revision, False, root_ids, subagents)
         page.grouped = plan.group
         page.relaxed = relaxed
+        page.mode = "lexical" if fusion is None else "hybrid"
+        page.mode_note = note
         return page
 
     def _page_start(self, plan: Plan, number: int, limit: int) -> tuple[float, int] | None:

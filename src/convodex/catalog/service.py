@@ -33,7 +33,8 @@ from convodex.catalog.refs import SessionRef, agents, root_of, source_ref
 from convodex.catalog.search import RuntimeState, Searcher, progress, root_ids_for
 from convodex.catalog.speed.settings import Accelerators
 from convodex.catalog.speed.wing import Wing
-from convodex.errors import ConvodexError, QueryError, SourceError
+from convodex.catalog.transcript import marked, marks_of
+from convodex.errors import ConvodexError, SourceError
 from convodex.models import (
     AroundResult,
     ContextMessage,
@@ -47,17 +48,17 @@ from convodex.models import (
     SessionDocument,
     SessionMessage,
     SessionView,
+    SimilarPage,
     Tree,
 )
 from convodex.sqlite import sqlite3
 from convodex.text.agents import agent_label
-from convodex.text.matches import highlights
-from convodex.text.query import Query, parse
 
 if TYPE_CHECKING:
     from convodex.catalog.indexer import Progress as IndexProgress
     from convodex.catalog.listing import Listing
     from convodex.catalog.scheduler import Scheduler
+    from convodex.catalog.vectors import EmbedStats
     from convodex.hints import HintChannel, HintQueue
     from convodex.sources.base import Budget
 
@@ -413,6 +414,17 @@ class HistoryService:
         with self.interactive():
             return read_document(found)
 
+    def similar(self, ref: str, limit: int | None = None, mode: str = "auto") -> SimilarPage:
+        """The sessions most like the one ``ref`` names (L19 ``similar``): by meaning
+        when the catalog holds its embeddings, else by its most telling words."""
+        from convodex.catalog.similar import similar
+
+        found = self.resolve(ref)
+        document = self.document(found)
+        return self._guarded(
+            lambda: similar(self.reader(), found, document, limit, mode, self.runtime)
+        )
+
     def _check_readable(self, path: str, fmt: str) -> None:
         """Refuse to replay a source that must not be read now: no longer a regular
         file (a FIFO would block), or a link out of its root (unless followed)."""
@@ -482,14 +494,24 @@ class HistoryService:
         roots = [r for r in self.roots if r.is_dir()]
         same = self._guarded(lambda: unchanged(self.catalog, roots, self.follow_symlinks))
         if same is not None:  # bands an interrupted run left stale catch up at the next
-            return same  # run that changes something, or the hourly full scan
+            self.embed()  # run that changes something, or the hourly full scan
+            return same
         from convodex.catalog.indexer import Indexer
 
-        return self._guarded(
+        stats = self._guarded(
             lambda: Indexer(
                 self.catalog, budget, follow_symlinks=self.follow_symlinks, speed=self.speed
             ).run(roots, progress)
         )
+        self.embed()
+        return stats
+
+    def embed(self, should_stop: Callable[[], bool] | None = None) -> EmbedStats | None:
+        """Embeddings for what lexical indexing committed (L19), when the semantic
+        extra is installed: after the lexical work, so its results never wait."""
+        from convodex.catalog.vectors import embed_if_enabled
+
+        return self._guarded(lambda: embed_if_enabled(self.catalog, should_stop))
 
     # -- background lifetime ------------------------------------------------------------
 
@@ -510,6 +532,10 @@ class HistoryService:
             speed=self.speed,
         )
         self.scheduler.listeners.append(self._refresh_listing(self.scheduler))
+        from convodex.catalog.vectors import after_indexing
+
+        scheduler = self.scheduler
+        scheduler.listeners.append(after_indexing(scheduler.catalog, lambda: scheduler.stopping))
         if settings.listen_for_hints and self.catalog.mode == "disk":
             with contextlib.suppress(OSError):
                 self.channel = HintChannel(config.hint_socket_path(self.cache_dir), queue)
@@ -569,20 +595,3 @@ class HistoryService:
             self._readers.clear()
         with self.catalog.lock:
             self.catalog.close()
-
-
-def marks_of(query: str | None) -> Query | None:
-    """The parsed query whose matches a read marks, or None: none named, or one with no
-    words to mark (qualifiers only, or malformed: its search said why already)."""
-    if not query or not query.strip():
-        return None
-    try:
-        return parse(query)
-    except QueryError:
-        return None
-
-
-def marked(message: SessionMessage, query: Query | None) -> SessionMessage:
-    if query is not None:
-        message.highlights = highlights(query, message.text)
-    return message

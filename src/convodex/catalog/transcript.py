@@ -10,9 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from convodex.catalog.refs import SessionRef
-from convodex.errors import NotFound, SourceError
-from convodex.models import SessionDocument, SessionEntry, SessionPart
+from convodex.errors import NotFound, QueryError, SourceError
+from convodex.models import SessionDocument, SessionEntry, SessionMessage, SessionPart
 from convodex.text.agents import agent_label
+from convodex.text.matches import highlights
+from convodex.text.query import Query, parse
 from convodex.text.redact import redact, redact_paths
 from convodex.text.titles import first_message_title, has_user_text, own_title
 
@@ -130,3 +132,20 @@ def _home_and_user() -> tuple[str, str]:
     except (OSError, KeyError, ImportError):
         user = ""
     return home, user
+
+
+def marks_of(query: str | None) -> Query | None:
+    """The parsed query whose matches a read marks, or None: none named, or one with no
+    words to mark (qualifiers only, or malformed: its search said why already)."""
+    if not query or not query.strip():
+        return None
+    try:
+        return parse(query)
+    except QueryError:
+        return None
+
+
+def marked(message: SessionMessage, query: Query | None) -> SessionMessage:
+    if query is not None:
+        message.highlights = highlights(query, message.text)
+    return message

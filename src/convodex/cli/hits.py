@@ -114,6 +114,10 @@ class HitPrinter:
             self.echo(note, err=True)
         if page.relaxed:
             self.echo("no message has all the words: these have some of them", err=True)
+        if page.mode_note:
+            self.echo(page.mode_note, err=True)
+        elif page.mode == "hybrid":
+            self.echo("hybrid search: words and meaning (--mode lexical for words only)", err=True)
         groups: dict[str, list[Hit]] = {}
         for hit in page.hits:
             groups.setdefault(f"{hit.session_id}\0{hit.session_path}", []).append(hit)

@@ -15,6 +15,7 @@ COMMANDS = {
     "index": "convodex.cli.search:index",
     "search": "convodex.cli.search:search",
     "recent": "convodex.cli.recent:recent",
+    "similar": "convodex.cli.recent:similar",
     "demo": "convodex.cli.search:demo",
     "sources": "convodex.cli.sources:sources",
     "serve": "convodex.cli.serve:serve",

@@ -84,6 +84,10 @@ def _print_report(report: CatalogReport) -> None:
             f"  no messages found: {count} {agent_label(fmt)} source(s) its reader claims"
             " (a shape it does not know yet?)"
         )
+    if report.embedding_model is not None:
+        waiting = report.embedding_pending
+        more = f", {waiting} source(s) waiting for theirs" if waiting else ""
+        click.echo(f"  embeddings: {report.vectors} vectors ({report.embedding_model}){more}")
     for item in report.quarantined:
         click.echo(f"  quarantined: {item.path} ({_megabytes(item.size_bytes)})")
     if report.note:

@@ -117,6 +117,18 @@ def request_filters(options: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def mode_option(fn: F) -> F:
+    """``--mode auto|lexical|hybrid`` (L19): words only, or words and meaning."""
+    return click.option(
+        "--mode",
+        type=click.Choice(["auto", "lexical", "hybrid"]),
+        default="auto",
+        show_default=True,
+        help="hybrid: words and meaning (needs convodex[semantic]); auto: hybrid when "
+        "the catalog holds embeddings.",
+    )(fn)
+
+
 def refresh_option(fn: F) -> F:
     """``--no-refresh``: answer from the catalog as it is (L17)."""
     return click.option(

@@ -16,6 +16,7 @@ from convodex.cli.options import (
     filter_options,
     history,
     json_option,
+    mode_option,
     refresh_option,
     refreshed,
     request_filters,
@@ -108,3 +109,42 @@ def recent(
     SessionPrinter(use_color(color), page).sessions(
         listing.sessions, listing.progress, listing.next_cursor
     )
+
+
+@click.command()
+@click.argument("ref")
+@click.option("--limit", type=int, default=10, show_default=True)
+@mode_option
+@color_option
+@root_options
+@json_option
+def similar(
+    ref: str,
+    limit: int,
+    mode: str,
+    color: str,
+    roots: tuple[str, ...],
+    follow_symlinks: bool,
+    cache_dir: Path | None,
+    as_json: bool,
+) -> None:
+    """List the sessions most like the session REF names (an id, a prefix, id#N, a path):
+    by meaning when the catalog holds embeddings, else by its most telling words."""
+    root_list = roots_or_defaults(roots) if roots else []
+    with history(
+        cache_dir, root_list, scoped=bool(roots), follow_symlinks=follow_symlinks
+    ) as service:
+        found = service.similar(ref, limit, mode)
+    if as_json:
+        emit_json(found)
+        return
+    printer = SessionPrinter(use_color(color))
+    if found.mode_note:
+        printer.echo(found.mode_note, err=True)
+    how = "by meaning" if found.mode == "hybrid" else "by words"
+    printer.echo(f"sessions like {found.ref} ({how}):", err=True)
+    for session in found.sessions:
+        facts = [session.agent, short_path(session.project), local_time(session.last_activity_at)]
+        line = " · ".join([session.session_title, *(f for f in facts if f)])
+        printer.echo(f"{session.similarity:.2f}  {line}  {session.ref}")
+    printer.echo(printer.summary(len(found.sessions), None))

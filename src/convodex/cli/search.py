@@ -20,6 +20,7 @@ from convodex.cli.options import (
     filter_options,
     history,
     json_option,
+    mode_option,
     refresh_option,
     refreshed,
     request_filters,
@@ -136,6 +137,7 @@ def print_failed(failed: list[FailedSource], indent: str = "  failed: ") -> None
     is_flag=True,
     help="One hit per matching message part, not each session once by its best hit.",
 )
+@mode_option
 @click.option("--wait", is_flag=True, help="Index the roots first, then search.")
 @refresh_option
 @color_option
@@ -151,6 +153,7 @@ def search(
     cursor: str | None,
     around: int,
     no_group: bool,
+    mode: str,
     wait: bool,
     no_refresh: bool,
     color: str,
@@ -180,6 +183,7 @@ def search(
         around=around,
         sort=sort,
         group=not no_group,
+        mode=mode,
         **request_filters(options),
     )
     scoped = bool(roots)

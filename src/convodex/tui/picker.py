@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
 import signal
-import subprocess
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -43,6 +41,7 @@ from convodex.models import AroundResult, Hit, Progress, RecentSession, SearchPa
 from convodex.text.query import Query, parse
 from convodex.tui import view
 from convodex.tui.choices import Choices
+from convodex.tui.clipboard import copy_to_system_clipboard
 from convodex.tui.screen import PLACEHOLDER
 from convodex.tui.state import (
     KIND_SETS,
@@ -63,13 +62,6 @@ Action = Literal["resume", "show", "export", "print", "quit"]
 DEBOUNCE_SECONDS = 0.12
 POLL_SECONDS = 0.5
 REFRESH_SECONDS = 1.0  # at most this often, results are refreshed while the index fills
-CLIPBOARDS = (
-    ("WAYLAND_DISPLAY", ["wl-copy"]),
-    ("DISPLAY", ["xclip", "-selection", "clipboard"]),
-    ("DISPLAY", ["xsel", "--clipboard", "--input"]),
-    ("", ["pbcopy"]),
-    ("", ["clip.exe"]),
-)
 
 
 @dataclass
@@ -85,21 +77,6 @@ class Outcome:
     signal: int | None = None
     # What ``show``, ``export`` and ``resume`` accept: the hit's ref or the session's.
     ref: str | None = None
-
-
-def copy_to_system_clipboard(text: str) -> bool:
-    """Through the first clipboard tool this desktop has; False when there is none."""
-    for variable, argv in CLIPBOARDS:
-        if variable and not os.environ.get(variable):
-            continue
-        if shutil.which(argv[0]) is None:
-            continue
-        try:
-            subprocess.run(argv, input=text.encode(), check=True, timeout=2, capture_output=True)
-        except (OSError, subprocess.SubprocessError):
-            continue
-        return True
-    return False
 
 
 def text(spans: list[view.Span]) -> Text:
@@ -479,6 +456,7 @@ class Picker(App[Outcome]):
             ("show", "show the session (at this hit)"),
             ("export", "export it as Markdown"),
             ("copy", "copy its resume command"),
+            ("similar", "list the sessions most like it"),
         ]
         self.push_screen(Choices(view.hit_ref(hit), options, None), self._act)
 
@@ -489,9 +467,23 @@ class Picker(App[Outcome]):
             "show": self.action_show,
             "export": self.action_export,
             "copy": self.action_copy,
+            "similar": self.action_similar,
         }
         if chosen in acts:
             acts[chosen]()
+
+    def action_similar(self) -> None:
+        """The sessions most like the highlighted one (L19), listed as recent ones are:
+        pick one, or type to search again."""
+        row = self.highlighted_row()
+        if row is None:
+            return
+        self.generation += 1
+        generation, path, service = self.generation, row.session_path, self.service
+        self.submit(
+            lambda: view.similar_page(service.similar(path), service.progress()),
+            lambda page: self.show_page(generation, page),
+        )
 
     def action_show(self) -> None:
         """The session in the pager, opened at the hit; back to the picker after."""

@@ -13,7 +13,15 @@ from functools import partial
 
 from msgspec import UnsetType
 
-from convodex.models import AroundResult, Hit, Progress, RecentSession, SearchPage
+from convodex.models import (
+    AroundResult,
+    Hit,
+    Progress,
+    RecentSession,
+    SearchPage,
+    SimilarPage,
+    SimilarSession,
+)
 from convodex.text.matches import highlights
 from convodex.text.query import Query
 from convodex.text.snippet import collapse_whitespace
@@ -69,6 +77,20 @@ def session_header(row: Row, home: str) -> str:
 def listed(page: SearchPage) -> list[RecentSession]:
     """The sessions a query of no words lists (newest first); none for a search."""
     return [] if isinstance(page.sessions, UnsetType) else page.sessions
+
+
+def similar_page(found: SimilarPage, progress: Progress) -> SearchPage:
+    """The sessions like one, as a page of listed sessions."""
+    return SearchPage(
+        hits=[],
+        next_cursor=None,
+        revision=0,
+        stale_cursor=False,
+        subagent_hits=False,
+        progress=progress,
+        sessions=list(found.sessions),
+        mode=found.mode,
+    )
 
 
 def grouped(hits: list[Hit]) -> list[list[Hit]]:
@@ -135,6 +157,8 @@ def page_summary(page: SearchPage) -> str:
     if not page.hits and not isinstance(page.sessions, UnsetType):
         more = "+" if page.next_cursor else ""
         count = len(page.sessions)
+        if page.sessions and isinstance(page.sessions[0], SimilarSession):
+            return f"{count} session{'' if count == 1 else 's'} like it ({page.mode})"
         return f"{count}{more} recent session{'' if count == 1 else 's'}"
     sessions = len({(h.session_id, h.session_path) for h in page.hits})
     more = "+" if page.next_cursor else ""

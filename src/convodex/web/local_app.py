@@ -111,6 +111,7 @@ async def search(request: Request) -> Response:
         roles=params.getlist("role"),
         sessions=params.getlist("session"),
         group=_group(request),
+        mode=params.get("mode") or "auto",
     )
     # At most one search per core at a time: more threads only trade the GIL back and
     # forth, which lowered throughput and raised every request's latency.
@@ -153,6 +154,15 @@ async def around(request: Request) -> Response:
         )
 
     return ModelResponse(await run_in_threadpool(run))
+
+
+@_endpoint
+async def similar(request: Request) -> Response:
+    """The sessions most like one (L19): ``path=`` or the id in the URL names it."""
+    service = _service(request)
+    ref = request.query_params.get("path") or request.path_params["session_id"]
+    limit, mode = _int(request, "limit"), request.query_params.get("mode") or "auto"
+    return ModelResponse(await run_in_threadpool(service.similar, ref, limit, mode))
 
 
 EXPORT_TYPES = {
@@ -396,6 +406,7 @@ def create_app(
         Route("/tree", tree),
         Route("/sessions/{session_id}", session),
         Route("/sessions/{session_id}/around", around),
+        Route("/sessions/{session_id}/similar", similar),
         Route("/sessions/{session_id}/export", export),
         Route("/status", status),
         Route("/runtime", set_runtime, methods=["POST"]),
