@@ -17,8 +17,9 @@ and with a running ``convodex service`` (the thin client hands stdin to it: SPEC
 beside ``python -c pass``, the floor; both must inject the same blocks.
 Targets: hit rate >= 80%, false injections <= 10%, p95 <= 150 ms on 1 GB.
 
-Usage: bench/bench_recall.py [--mb 200] [--seed 1] [--corpus DIR] [--planted 40]
-       (--mb 1024: the 1 GB history the latency target is set on)
+Usage: bench/bench_recall.py [--mb 200] [--seed 1] [--corpus DIR] [--planted 40] [--keep DIR]
+       (--mb 1024: the 1 GB history the latency target is set on; --keep DIR keeps the
+       planted sessions and the indexed catalog there, so a second run only re-checks them)
 """
 
 from __future__ import annotations
@@ -242,6 +243,12 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     corpus.add_arguments(ap)
     ap.add_argument("--planted", type=int, default=40, help="planted past answers (40)")
+    ap.add_argument(
+        "--keep",
+        type=Path,
+        help="keep the planted sessions and the catalog in DIR between runs (default: a "
+        "fresh temporary one; indexing 1 GB takes minutes)",
+    )
     args = ap.parse_args()
     convodex = str(Path(sys.executable).with_name("convodex"))
     if not os.access(convodex, os.X_OK):
@@ -250,13 +257,18 @@ def main() -> int:
     planted = planted_sessions(args.planted, args.seed)
     prompts = [str(p["prompt"]) for p in planted] + UNRELATED
     with tempfile.TemporaryDirectory(prefix="convodex-bench-recall-") as tmp:
-        extra = Path(tmp) / "planted"
-        write_planted(extra, planted, int(time.time() * 1000))
-        cache = Path(tmp) / "cache"
-        env = {**os.environ, "CONVODEX_CACHE_HOME": str(cache), "CONVODEX_HOME": f"{tmp}/home"}
+        work = args.keep.resolve() if args.keep else Path(tmp)
+        extra = work / "planted"
+        if not extra.is_dir():  # a kept one stays as it was, so its index is unchanged
+            write_planted(extra, planted, int(time.time() * 1000))
+        cache = work / "cache"
+        receipts = work / "home" / "recall" / "receipts.jsonl"
+        receipts.unlink(missing_ok=True)  # this run's outcomes only
+        env = {**os.environ, "CONVODEX_CACHE_HOME": str(cache), "CONVODEX_HOME": f"{work}/home"}
         env.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed package has its bytecode
         env.pop("CONVODEX_RECALL", None)
-        # Alone: a runtime directory no service listens in; warm: the service's.
+        # Alone: a runtime directory no service listens in; warm: the service's (always
+        # under the temporary directory: a socket's path is short).
         env["XDG_RUNTIME_DIR"] = f"{tmp}/no-service"
         warm_env = {**env, "XDG_RUNTIME_DIR": f"{tmp}/run"}
         Path(warm_env["XDG_RUNTIME_DIR"]).mkdir(mode=0o700)
@@ -292,7 +304,6 @@ def main() -> int:
             status = service(convodex, "status", cache, warm_env)
         finally:
             service(convodex, "stop", cache, warm_env)
-        receipts = Path(tmp) / "home" / "recall" / "receipts.jsonl"
         outcomes = [json.loads(line)["outcome"] for line in receipts.read_text().splitlines()]
         core, blocks = in_process(cache, prompts)
         core_hits = sum(f"[ref {p['id']}#" in b for p, b in zip(planted, blocks, strict=False))
