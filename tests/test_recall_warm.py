@@ -18,6 +18,7 @@ import pytest
 
 from convodex.catalog.service import Background, HistoryService
 from convodex.cli.warm import host
+from convodex.warm import client
 from convodex.warm.server import WarmServer
 from helpers import write_claude_session
 from warm.conftest import convodex, history, runtime, warm  # noqa: F401  (fixtures)
@@ -178,3 +179,46 @@ def test_the_service_injects_the_related_session_and_nothing_for_an_unrelated_pr
     assert answering.answered == before + 2  # the service answered both, not the hook itself
     assert [r["outcome"] for r in receipts()] == ["injected", "nothing"]
     assert receipts()[0]["refs"] == [f"{PAST}#0"]
+
+
+def test_a_long_running_service_keeps_its_catalog_connections_however_many_hooks_run(
+    answering: WarmServer, cache_dir: Path
+) -> None:
+    """A service runs for days and answers every prompt: each hook run it answers must
+    not leave a connection to the catalog open behind it (a thread per run opened one
+    that nothing closed, until the process ran out of file descriptors)."""
+    patient()
+    catalog = os.path.realpath(answering.catalog)
+
+    def open_on_catalog() -> int:
+        fds = Path("/proc/self/fd")
+        paths = []
+        for fd in fds.iterdir():
+            try:
+                paths.append(os.readlink(fd))
+            except OSError:
+                continue  # closed while listed
+        return sum(path == catalog for path in paths)
+
+    prompt = "the migration broke again on ix_customers_email, duplicate key"
+    event = {**EVENT, "prompt": prompt, "cwd": APP}
+
+    def ask() -> bytes:
+        answer = client.ask(
+            answering.catalog,
+            "recall",
+            [b"claude-code", repr(time.monotonic()).encode(), json.dumps(event).encode()],
+        )
+        assert answer is not None and len(answer) == 1
+        return answer[0]
+
+    first = ask()
+    assert f"[ref {PAST}#0]".encode() in first
+    before = open_on_catalog()
+    runs = 32
+    for _ in range(runs):
+        assert ask() == first
+    # Only the few threads that answer hold connections (opened on their first run),
+    # so far fewer descriptors than runs (a thread per run left two behind each).
+    assert open_on_catalog() - before < runs // 2
+    assert answering.answered == runs + 1

@@ -23,6 +23,7 @@ from convodex.cli.options import cache_dir_option, json_option
 
 if TYPE_CHECKING:
     from convodex.catalog.service import HistoryService
+    from convodex.warm.threads import Workers
 
 AGENTS = ("claude-code", "gemini", "qwen")
 
@@ -182,6 +183,7 @@ def answer_warm(service: HistoryService, agent: str, raw: bytes, started: float)
     run.started = min(started, run.started)
     run.deadline = run.started + (run.deadline - time.monotonic())
     done: list[str | None] = []
+    finished = threading.Event()
 
     def work() -> None:
         try:
@@ -193,11 +195,12 @@ def answer_warm(service: HistoryService, agent: str, raw: bytes, started: float)
                 finally:
                     run.gate.release()
             done.append(None)
+        finally:
+            finished.set()
 
-    worker = threading.Thread(target=work, name="convodex-recall", daemon=True)
-    worker.start()
-    while worker.is_alive() and (left := run.deadline - time.monotonic()) > 0:
-        worker.join(min(left, 0.05))  # a project's shorter limit counts soon
+    _workers().submit(work)
+    while not finished.is_set() and (left := run.deadline - time.monotonic()) > 0:
+        finished.wait(min(left, 0.05))  # a project's shorter limit counts soon
     if not run.gate.acquire(blocking=False):
         return ""
     if done:
@@ -207,6 +210,21 @@ def answer_warm(service: HistoryService, agent: str, raw: bytes, started: float)
     except Exception:
         pass  # a receipt is never worth a failure
     return ""
+
+
+_recall_threads: list[Workers] = []
+_recall_threads_lock = threading.Lock()
+
+
+def _workers() -> Workers:
+    """The service's recall threads, started on its first hook run: each keeps its
+    catalog connection from one run to the next (see ``warm.threads``)."""
+    from convodex.warm.threads import Workers
+
+    with _recall_threads_lock:
+        if not _recall_threads:
+            _recall_threads.append(Workers(4, "convodex-recall"))
+        return _recall_threads[0]
 
 
 def config_default_timeout() -> float:

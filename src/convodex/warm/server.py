@@ -12,6 +12,7 @@ client runs it in-process.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import socket
@@ -23,11 +24,15 @@ from typing import TYPE_CHECKING, Any
 from convodex import __version__, config
 from convodex.warm import NotWarm, address, client, wire
 from convodex.warm.host import Host
+from convodex.warm.threads import Workers
 
 if TYPE_CHECKING:
     from convodex.catalog.service import HistoryService
 
 log = logging.getLogger("convodex.warm")
+
+# Requests answered at once; more wait their turn (each thread keeps its connection).
+SERVING_THREADS = 8
 
 
 class AlreadyServing(Exception):
@@ -87,6 +92,7 @@ class WarmServer:
         self.stopped = threading.Event()  # set by a ``stop`` request or close()
         self._sock = self._bind()
         self._inode = os.lstat(self.path).st_ino
+        self._workers = Workers(SERVING_THREADS, "convodex-warm-request")
         self._thread = threading.Thread(target=self._accept, name="convodex-warm", daemon=True)
         self._thread.start()
 
@@ -121,7 +127,7 @@ class WarmServer:
                 conn, _ = self._sock.accept()
             except OSError:
                 return  # closed
-            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+            self._workers.submit(functools.partial(self._serve, conn))
 
     def _serve(self, conn: socket.socket) -> None:
         fields: list[bytes] = []
@@ -219,6 +225,7 @@ class WarmServer:
         if self.stopped.is_set():
             return
         self.stopped.set()
+        self._workers.close()
         with contextlib.suppress(OSError):
             self._sock.shutdown(socket.SHUT_RDWR)
         self._sock.close()
