@@ -451,6 +451,18 @@ class QuarantinedFile(Model):
     quarantined_at: int | None
 
 
+class UnknownShape(Model):
+    """A record or content-block type a reader met and does not know (format drift):
+    its name, how often, in how many sources, and one of them; never content."""
+
+    format: str
+    kind: str  # "record" or "block"
+    name: str
+    count: int
+    sources: int
+    example: str
+
+
 class CatalogReport(Model):
     """``convodex doctor catalogs``: one catalog's state; names and counts only (L11)."""
 
@@ -481,6 +493,9 @@ class CatalogReport(Model):
     vectors: int = 0
     embedding_model: str | None = None
     embedding_pending: int = 0
+    # Record and block types readers met and do not know, by format then count: the
+    # next new shape shows here (its blocks' text is still indexed).
+    unknown_shapes: list[UnknownShape] = msgspec.field(default_factory=list)
 
 
 class ReindexReport(Model):

@@ -11,9 +11,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
+import msgspec
+
 from convodex.catalog.rowids import first_part, number, subagent_flag, unit_address, unit_key
 from convodex.catalog.stamps import safe_signature, signature
 from convodex.models import IndexStats
+from convodex.sources import drift
 from convodex.sources.base import (
     Budget,
     ReadResult,
@@ -93,6 +96,10 @@ class Checkpoint(NamedTuple):
     # reader answers; offset -1 when the file holds none, None when unknown.
     title_offset: int | None
     title_length: int | None
+    # The unknown record and block types of the read, as JSON (``drift``), on the
+    # last batch of a read from the start (a rebuild) only; None: none met. An append
+    # keeps the stored counts: every reader that counts today is rebuilt on change.
+    unknown_shapes: str | None
     id: int
 
 
@@ -291,7 +298,7 @@ class SourceReader:
             if rebuild:
                 info = fmt.info(path)
                 batch.subagent = info.subagent
-            for message in fmt.read(path, result, self.budget):
+            for message in drift.counting(fmt.read(path, result, self.budget), result.unknown):
                 if batch.locations and (batch.size >= BATCH_BYTES or held + message.length > limit):
                     errors_seen = self._checkpoint(
                         batch, path, st, result, errors_seen, rebuild, info, before=message
@@ -375,6 +382,11 @@ class SourceReader:
             archived=None if info is None else int(info.archived),
             title_offset=title_offset,
             title_length=title_length,
+            unknown_shapes=(
+                msgspec.json.encode(result.unknown).decode()
+                if before is None and rebuild and result.unknown
+                else None
+            ),
             id=batch.source_id,
         )
         self.stats.messages += len(batch.locations)

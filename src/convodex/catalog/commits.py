@@ -42,6 +42,7 @@ _UPDATE_CHECKPOINT = (  # parameters: a batches.Checkpoint
     "archived = COALESCE(:archived, archived), "
     "title_offset = CASE WHEN :rebuild THEN :title_offset END, "
     "title_length = CASE WHEN :rebuild THEN :title_length END, "
+    "unknown_shapes = CASE WHEN :rebuild THEN :unknown_shapes ELSE unknown_shapes END, "
     "indexed_at = CAST(unixepoch('subsec') * 1000 AS INTEGER) WHERE id = :id"
 )
 # One row a statement: a statement that writes many rows (INSERT … SELECT, an UPDATE of a
@@ -58,7 +59,8 @@ _UNTIMED_AT = (
 _MARK_FAILED = (  # parameters: a batches.Failure
     "UPDATE sources SET health = :health, error_class = :error_class, pending = 0, "
     "byte_offset = 0, message_count = 0, unit_count = 0, signature = NULL, size = :size, "
-    "mtime_ns = :mtime_ns, inode = :inode, title_index = NULL, first_activity_at = NULL "
+    "mtime_ns = :mtime_ns, inode = :inode, title_index = NULL, first_activity_at = NULL, "
+    "unknown_shapes = NULL "
     "WHERE id = :id"
 )
 

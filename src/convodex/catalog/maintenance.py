@@ -11,6 +11,8 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+import msgspec
+
 from convodex import config
 from convodex.catalog.db import (
     SCHEMA_VERSION,
@@ -36,7 +38,7 @@ from convodex.catalog.speed.settings import Accelerators
 from convodex.catalog.speed.wing import Wing
 from convodex.catalog.vectors import pending_sources
 from convodex.errors import CatalogError
-from convodex.models import CatalogReport, QuarantinedFile, ReindexReport
+from convodex.models import CatalogReport, QuarantinedFile, ReindexReport, UnknownShape
 from convodex.sources.base import Budget
 from convodex.sqlite import is_busy, sqlite3
 
@@ -150,6 +152,7 @@ def _inspect(db: sqlite3.Connection, report: CatalogReport) -> None:
             " AND message_count = 0 AND size > 0 GROUP BY format ORDER BY format"
         )
     }
+    report.unknown_shapes = unknown_shapes(db)
     report.revision = read_revision(db)
     with contextlib.suppress(sqlite3.OperationalError):  # a catalog of an older schema
         report.vectors = int(db.execute("SELECT count(*) FROM vectors").fetchone()[0])
@@ -157,6 +160,42 @@ def _inspect(db: sqlite3.Connection, report: CatalogReport) -> None:
         report.embedding_model = next((str(r[0]) for r in model), None)
         if report.embedding_model is not None:  # embeddings were ever computed here
             report.embedding_pending = len(pending_sources(db))
+
+
+def unknown_shapes(db: sqlite3.Connection) -> list[UnknownShape]:
+    """The unknown record and block types of healthy sources, summed per format and
+    name, each with its first source as the example (``sources.drift``)."""
+    columns = {str(row[1]) for row in db.execute("PRAGMA table_info(sources)")}
+    if "unknown_shapes" not in columns:  # an older schema, read as it is
+        return []
+    found: dict[tuple[str, str], UnknownShape] = {}
+    rows = db.execute(
+        "SELECT format, path, unknown_shapes FROM sources"
+        " WHERE unknown_shapes IS NOT NULL AND health = 'ok' ORDER BY id"
+    )
+    for fmt, path, stored in rows:
+        for key, count in unknown_counts(stored).items():
+            kind, _, name = key.partition(":")
+            shape = found.get((str(fmt), key))
+            if shape is None:
+                shape = UnknownShape(str(fmt), kind, name, 0, 0, str(path))
+                found[(str(fmt), key)] = shape
+            shape.count += count
+            shape.sources += 1
+    return sorted(found.values(), key=lambda s: (s.format, -s.count, s.kind, s.name))
+
+
+def unknown_counts(stored: str | None) -> dict[str, int]:
+    """A stored ``unknown_shapes`` value's counts; a damaged one counts as none."""
+    if not stored:
+        return {}
+    try:
+        return _decode_counts(stored)
+    except msgspec.DecodeError:
+        return {}
+
+
+_decode_counts = msgspec.json.Decoder(dict[str, int]).decode
 
 
 def doctor_catalogs(

@@ -266,3 +266,17 @@ def m007_vectors(db: sqlite3.Connection) -> None:
         );
         """,
     )
+
+
+@migration
+def m008_unknown_shapes(db: sqlite3.Connection) -> None:
+    execute_script(
+        db,
+        """
+        -- Format drift (``sources.drift``): the record and content-block types the
+        -- source's reader did not know, a JSON object of counts by type name
+        -- (``{"record:x": 3}``) of its last read from the start; NULL when there were
+        -- none. Names only, never values.
+        ALTER TABLE sources ADD COLUMN unknown_shapes TEXT;
+        """,
+    )

@@ -13,7 +13,7 @@ import click
 
 from convodex.catalog.demo import kept_roots
 from convodex.catalog.maintenance import doctor_catalogs, recorded_roots, reindex_history
-from convodex.cli.hits import counted
+from convodex.cli.hits import counted, short_path
 from convodex.cli.options import cache_dir_option, emit_json, json_option
 from convodex.config import catalog_path
 from convodex.models import CatalogReport
@@ -88,6 +88,12 @@ def _print_report(report: CatalogReport) -> None:
         waiting = report.embedding_pending
         more = f", {waiting} source(s) waiting for theirs" if waiting else ""
         click.echo(f"  embeddings: {report.vectors} vectors ({report.embedding_model}){more}")
+    for shape in report.unknown_shapes:
+        click.echo(
+            f"  unknown {shape.kind} type: {agent_label(shape.format)} {shape.name!r}"
+            f" {shape.count} × in {counted(shape.sources, 'source')},"
+            f" e.g. {short_path(shape.example)}"
+        )
     for item in report.quarantined:
         click.echo(f"  quarantined: {item.path} ({_megabytes(item.size_bytes)})")
     if report.note:

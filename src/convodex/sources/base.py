@@ -149,6 +149,8 @@ class ReadResult(msgspec.Struct):
     next_index: int
     bytes_read: int = 0
     errors: list[LineError] = msgspec.field(default_factory=list)
+    # Record and block types the reader did not know, by ``drift.key``: names only.
+    unknown: dict[str, int] = msgspec.field(default_factory=dict)
 
 
 class SessionInfo(msgspec.Struct):

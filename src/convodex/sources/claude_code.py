@@ -17,7 +17,8 @@ One API message streamed as several lines sharing ``message.id`` is one display
 message. Its stored span runs from the first to the last of those lines; ``load``
 keeps only the lines in the span that carry the same ``message.id`` (tool results
 written in between belong to the next message). ``thinking`` is never indexed.
-Unknown line types are skipped; only lines that are not JSON objects are errors.
+Unknown line types are skipped and counted (``drift``); only lines that are not JSON
+objects are errors.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from typing import Any, BinaryIO
 
 import msgspec
 
-from convodex.sources import session_log
+from convodex.sources import drift, session_log
 from convodex.sources.base import (
     Budget,
     FileMemo,
@@ -64,6 +65,13 @@ from convodex.text.documents import (
 NAME = "claude_code"
 MESSAGE_TYPES = frozenset({"user", "assistant"})
 LEGACY_TOOL_TYPES = frozenset({"tool_use", "tool_result"})
+# Line types known to hold no message (settings, snapshots, links, titles): any other
+# type is counted as format drift (``drift``).
+META_TYPES = frozenset(
+    "summary custom-title ai-title agent-name last-prompt system attachment progress"
+    " file-history-snapshot queue-operation permission-mode mode worktree-state"
+    " frame-link pr-link bridge-session atis-latch started result relocated".split()
+)
 HEADLESS_ENTRYPOINTS = frozenset({"sdk-cli", "sdk-ts", "sdk-py"})
 INFO_SCAN_BYTES = 32 * 1024 * 1024
 # The run of a sidechain record that names none; the reader puts the run's first
@@ -183,6 +191,8 @@ def effective_spans(
     for offset, length, body, rec in decoded_lines(path, result, budget, decode):
         kind = rec.type
         is_message = kind in MESSAGE_TYPES or kind in LEGACY_TOOL_TYPES
+        if not is_message and kind is not None and kind not in META_TYPES:
+            drift.note(drift.RECORD, kind)
         if is_message and kept is not None:
             kept.add(offset, rec)  # type: ignore[arg-type]  # decoded as a _Record
         uuid = rec.uuid

@@ -26,7 +26,7 @@ from typing import Any, BinaryIO
 
 import msgspec
 
-from convodex.sources import session_log
+from convodex.sources import drift, session_log
 from convodex.sources.base import (
     Budget,
     NamedResultsFormat,
@@ -48,6 +48,21 @@ from convodex.text.documents import (
 NAME = "codex"
 CALL_TYPES = frozenset({"function_call", "custom_tool_call", "local_shell_call", "web_search_call"})
 OUTPUT_TYPES = frozenset({"function_call_output", "custom_tool_call_output", "function_result"})
+# What else is known, so anything new is counted as format drift (``drift``): line
+# types, response items that hold no message, and the content parts of a message.
+LINE_TYPES = frozenset(
+    {"session_meta", "response_item", "event_msg", "turn_context", "compacted", "message"}
+    | {"reasoning"}
+    | CALL_TYPES
+    | OUTPUT_TYPES
+)
+SILENT_ITEMS = frozenset(
+    {"reasoning", "tool_search_call", "tool_search_output", "image_generation_call"}
+    | {"ghost_snapshot", "compaction"}
+)
+CONTENT_TYPES = frozenset(
+    {"input_text", "output_text", "text", "input_image", "input_file", "refusal", "summary_text"}
+)
 INJECTED_PREFIXES = (
     "<environment_context>",
     "<user_instructions>",
@@ -160,6 +175,14 @@ def _text(value: Any) -> str:
     return nested_text(value, _TEXT_KEYS, _NO_TEXT_TYPES)
 
 
+def _noted(content: Any) -> Any:
+    """A message's content, its parts of unknown types counted (their text is kept)."""
+    for part in content if isinstance(content, list) else ():
+        if isinstance(part, dict) and part.get("type") not in CONTENT_TYPES:
+            drift.note(drift.BLOCK, part.get("type"))
+    return content
+
+
 def _user_text(content: Any) -> str:
     """User text without injected context blocks."""
     parts = content if isinstance(content, list) else [content]
@@ -220,8 +243,13 @@ def effective_spans(
                 events.append(("assistant", offset, end))
             continue
         kind = None
+        if meta.type is not None and meta.type not in LINE_TYPES:
+            drift.note(drift.RECORD, meta.type)
         if meta.type == "response_item" and payload is not None:
             kind = _kind("response_item", _Item(type=payload.type, role=payload.role))
+            silent = payload.type in SILENT_ITEMS or payload.type in (None, "message")
+            if kind is None and not silent:
+                drift.note(drift.RECORD, f"response_item.{payload.type}")
         elif meta.type in ("message", *CALL_TYPES, *OUTPUT_TYPES) or (
             meta.type is None and meta.role
         ):
@@ -302,7 +330,7 @@ def _load(
             break
         if kind == "user":
             role = "user"
-            texts.append(_user_text(item.content))
+            texts.append(_user_text(_noted(item.content)))
             break
         if kind == "output":
             content = item.output if item.output is not None else item.result
@@ -315,7 +343,7 @@ def _load(
             if role == "assistant" and (texts or docs):
                 break  # the next assistant message starts the next turn
             role = "assistant"
-            texts.append(_text(item.content))
+            texts.append(_text(_noted(item.content)))
         elif kind == "call":
             role = "assistant"
             name = item.name

@@ -14,6 +14,7 @@ from typing import Any
 
 import msgspec
 
+from convodex.sources import drift
 from convodex.sources.base import nested_text
 from convodex.text.documents import Document, tool_call_document, tool_result_document
 
@@ -28,6 +29,8 @@ RESULT_TEXT_KEYS = (
     "response",
 )
 NO_TEXT_TYPES = frozenset(("thinking", "redacted_thinking", "image"))
+# Blocks known to hold nothing to search: reasoning, pictures, a model fallback notice.
+SILENT_BLOCKS = NO_TEXT_TYPES | {"fallback"}
 
 
 def block_text(value: Any) -> str:
@@ -71,7 +74,8 @@ class Parts:
     def blocks(self, content: Any) -> None:
         """Anthropic-style content: a string, or a list of text and tool blocks.
 
-        Thinking, images and unknown blocks are not documents.
+        Thinking and images are not documents; a block of a type not known keeps its
+        text (under ``text`` or ``content``) and is counted (``drift``).
         """
         for part in content if isinstance(content, list) else [content]:
             if isinstance(part, str):
@@ -88,6 +92,9 @@ class Parts:
                     flagged = part.get("is_error") is True
                     content_text = block_text(part.get("content"))
                     self.result(part.get("tool_use_id"), part.get("name"), content_text, flagged)
+                elif kind not in SILENT_BLOCKS:
+                    drift.note(drift.BLOCK, kind)
+                    self.text(nested_text(part, ("text", "content"), SILENT_BLOCKS))
 
     def build(self, role: str) -> tuple[str, list[Document]]:
         """The message's role and documents; a user message of only results is ``tool``."""

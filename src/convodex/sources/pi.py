@@ -22,6 +22,7 @@ from typing import Any, BinaryIO
 
 import msgspec
 
+from convodex.sources import drift
 from convodex.sources.base import (
     Budget,
     ReadResult,
@@ -39,6 +40,20 @@ from convodex.sources.tree import chain_to
 
 NAME = "pi"
 HEADER = "session"
+# Entry types known to hold no message of their own: any other is counted (``drift``).
+META_TYPES = frozenset(
+    {
+        HEADER,
+        "model_change",
+        "thinking_level_change",
+        "compaction",
+        "branch_summary",
+        "session_info",
+        "label",
+        "custom",
+        "custom_message",
+    }
+)
 
 
 class _Meta(msgspec.Struct):
@@ -115,6 +130,8 @@ def _chain(path: Path, result: ReadResult, budget: Budget) -> list[_Node]:
     for offset, length, body, meta in decoded_lines(path, result, budget, _decode_meta):
         if meta.type == HEADER:
             continue
+        if meta.type is not None and meta.type != "message" and meta.type not in META_TYPES:
+            drift.note(drift.RECORD, meta.type)
         node = _Node(meta.parentId, offset, length, meta.type == "message")
         if meta.id is None:
             linear.append(node)  # before v3 entries had no ids: the file order
