@@ -91,7 +91,7 @@ def accelerators(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 @pytest.fixture
 def cli(cache_dir: Path) -> CliRun:
     """Run the real CLI with this test's cache dir; returns click's Result."""
-    from convodex.cli import main
+    from convodex.cli.main import main
 
     def run(*args: str, cache: bool = True) -> Result:
         argv = list(args)

@@ -33,7 +33,8 @@ def convodex(
     ``prelude`` is Python run first in that process (a resource limit, a lowered
     threshold), before the CLI starts as ``convodex``.
     """
-    code = f"{prelude}\nimport sys\nfrom convodex.cli import main\nsys.argv[0] = 'convodex'\nmain()"
+    code = f"{prelude}\nimport sys\nfrom convodex.cli.main import main\n"
+    code += "sys.argv[0] = 'convodex'\nmain()"
     return subprocess.run(
         [sys.executable, "-c", code, *args],
         capture_output=True,

@@ -113,7 +113,7 @@ def cli_command(*args: str, block_imports: tuple[str, ...] = ()) -> list[str]:
     ``block_imports`` fail to import there, as on an install without them."""
     code = "import sys\n"
     code += "".join(f"sys.modules[{name!r}] = None\n" for name in block_imports)
-    code += "from convodex.cli import main\nmain(sys.argv[1:], prog_name='convodex')\n"
+    code += "from convodex.cli.main import main\nmain(sys.argv[1:], prog_name='convodex')\n"
     return [sys.executable, "-c", code, *args]
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from convodex.cli import main
+from convodex.cli.main import main
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 

@@ -24,7 +24,7 @@ from procs import children, running
 # commit groups keep it busy while the parent commits.
 SMALL_COMMITS = (
     "import sys; import convodex.catalog.indexer as i; i.COMMIT_BYTES = 64 * 1024; "
-    "from convodex.cli import main; sys.argv[0] = 'convodex'; main()"
+    "from convodex.cli.main import main; sys.argv[0] = 'convodex'; main()"
 )
 EAGER = dict(os.environ, CONVODEX_ACCELERATORS="eager")
 

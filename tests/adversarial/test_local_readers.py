@@ -52,7 +52,7 @@ def test_many_searches_at_once_all_answer_beside_a_writer(tmp_path: Path, root: 
     ok_json(convodex("index", "--json", *args))
     for n in range(30, 60):  # work for a writer, and for each search's refresh
         write_session(root, f"s{n:02}", [{"role": "user", "content": f"walrus {words(n)}"}])
-    code = "import sys\nfrom convodex.cli import main\nsys.argv[0] = 'convodex'\nmain()"
+    code = "import sys\nfrom convodex.cli.main import main\nsys.argv[0] = 'convodex'\nmain()"
     commands = [("index", "--json")] + [("search", "walrus", "--json", "--limit", "5")] * SEARCHES
     started = [
         (

@@ -34,7 +34,7 @@ QUERIES = ["needle0", "needle3", "needle17", "error", "the", "migration", "Êï∞Êç
 # too, so kills also land between many commits and later runs resume from them.
 SMALL_COMMITS = (
     "import sys; import convodex.catalog.indexer as i; i.COMMIT_BYTES = 64 * 1024; "
-    "from convodex.cli import main; sys.argv[0] = 'convodex'; main()"
+    "from convodex.cli.main import main; sys.argv[0] = 'convodex'; main()"
 )
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import httpx
 from click.testing import CliRunner, Result
 
-from convodex.cli import main
+from convodex.cli.main import main
 from convodex.server import Database, authenticate
 from convodex.server.accounts import token_hash
 from convodex.server.db import available_migrations

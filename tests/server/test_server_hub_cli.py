@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from convodex.cli import main
+from convodex.cli.main import main
 from convodex.errors import Unauthorized
 from convodex.server import Database, authenticate
 

@@ -14,8 +14,8 @@ import httpx
 from playwright.sync_api import expect
 
 from convodex import config
+from convodex.catalog.db import recorded_roots
 from convodex.catalog.demo import DEMO_ROOT, NOTE
-from convodex.catalog.maintenance import recorded_roots
 from helpers import CliRun, as_json, write_session
 from web.page_helpers import browser_page, free_port
 

@@ -200,6 +200,22 @@ def read_revision(db: sqlite3.Connection) -> int:
     return int(row[0]) if row and row[0] else 0
 
 
+def recorded_roots(path: Path) -> list[Path]:
+    """Roots a catalog file knows, read-only; none when it cannot be read."""
+    if not path.is_file():
+        return []
+    try:
+        db = connect(str(path), read_only=True)
+    except sqlite3.Error:
+        return []
+    try:
+        return [Path(row[0]) for row in db.execute("SELECT path FROM roots ORDER BY id")]
+    except sqlite3.Error:
+        return []
+    finally:
+        db.close()
+
+
 def connect(target: str, *, read_only: bool = False) -> sqlite3.Connection:
     if SQLITE_VERSION < MIN_SQLITE:
         raise CatalogError(

@@ -60,12 +60,22 @@ def drop_recorded(cache_dir: Path | None) -> ReindexReport | None:
     """The user's catalog under ``cache_dir`` rebuilt without the demo corpus when an
     older version recorded it there (its demo sessions would rank with the user's);
     None when it holds none, or when this is the demo's own catalog (``<cache>/demo``)."""
+    known = recorded_demo(cache_dir)
+    if known is None:
+        return None
+    from convodex.catalog.maintenance import reindex_history
+
+    return reindex_history(kept_roots(known), cache_dir)
+
+
+def recorded_demo(cache_dir: Path | None) -> list[Path] | None:
+    """The roots the user's catalog under ``cache_dir`` knows when the demo corpus is
+    among them (``drop_recorded`` rebuilds it without); None otherwise. Reads the
+    catalog only: a no-op ``index`` asks first, without the indexer."""
     from convodex import config
-    from convodex.catalog.maintenance import recorded_roots, reindex_history
+    from convodex.catalog.db import recorded_roots
 
     if config.cache_root(cache_dir).name == "demo":
         return None
     known = recorded_roots(config.catalog_path(cache_dir))
-    if not any(is_demo(root) for root in known):
-        return None
-    return reindex_history(kept_roots(known), cache_dir)
+    return known if any(is_demo(root) for root in known) else None

@@ -205,22 +205,6 @@ def doctor_catalogs(
     return [doctor_history(cache_dir, mountinfo)]
 
 
-def recorded_roots(path: Path) -> list[Path]:
-    """Roots a catalog file knows, read-only; none when it cannot be read."""
-    if not path.is_file():
-        return []
-    try:
-        db = connect(str(path), read_only=True)
-    except sqlite3.Error:
-        return []
-    try:
-        return [Path(row[0]) for row in db.execute("SELECT path FROM roots ORDER BY id")]
-    except sqlite3.Error:
-        return []
-    finally:
-        db.close()
-
-
 def reindex_history(
     roots: Iterable[Path],
     cache_dir: str | os.PathLike[str] | None = None,

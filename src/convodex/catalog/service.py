@@ -483,25 +483,18 @@ class HistoryService:
     def index(
         self, progress: IndexProgress | None = None, budget: Budget | None = None
     ) -> IndexStats:
-        """Index the roots now, in this thread (scan, read, commit, clean up).
-
-        A damaged catalog found on the way is quarantined and the run starts over on
-        the new one (a full rebuild). When nothing changed (``unchanged``: stats and
-        directory times only) neither the indexer nor a reader is loaded.
-        """
-        from convodex.catalog.unchanged import unchanged
-
-        roots = [r for r in self.roots if r.is_dir()]
-        same = self._guarded(lambda: unchanged(self.catalog, roots, self.follow_symlinks))
-        if same is not None:  # bands an interrupted run left stale catch up at the next
-            self.embed()  # run that changes something, or the hourly full scan
+        """Index the roots now, in this thread (scan, read, commit, clean up); a damaged
+        catalog found on the way is quarantined and the run starts over on the new one
+        (a full rebuild). Nothing changed: ``index_if_unchanged``, no indexer loaded."""
+        same = self.index_if_unchanged()  # bands an interrupted run left stale catch up
+        if same is not None:  # at the next run that changes something, or hourly
             return same
         from convodex.catalog.indexer import Indexer
 
         stats = self._guarded(
             lambda: Indexer(
                 self.catalog, budget, follow_symlinks=self.follow_symlinks, speed=self.speed
-            ).run(roots, progress)
+            ).run([r for r in self.roots if r.is_dir()], progress)
         )
         self.embed()
         return stats
@@ -512,6 +505,16 @@ class HistoryService:
         from convodex.catalog.vectors import embed_if_enabled
 
         return self._guarded(lambda: embed_if_enabled(self.catalog, should_stop))
+
+    def index_if_unchanged(self) -> IndexStats | None:
+        """``index`` when nothing changed (``unchanged``), embeddings owed too; else None."""
+        from convodex.catalog.unchanged import unchanged
+
+        roots = [r for r in self.roots if r.is_dir()]
+        same = self._guarded(lambda: unchanged(self.catalog, roots, self.follow_symlinks))
+        if same is not None:
+            self.embed()
+        return same
 
     # -- background lifetime ------------------------------------------------------------
 

@@ -1,5 +1,4 @@
-"""The ``convodex`` command: click groups, one module per command group; thin."""
+"""The ``convodex`` command: click groups, one module per command group; thin.
 
-from convodex.cli.main import main
-
-__all__ = ["main"]
+The group is ``convodex.cli.main.main``; this package imports nothing itself, so a
+no-op ``index`` (``noop_index``) answers from here without click."""

@@ -15,6 +15,7 @@ from pathlib import Path
 import click
 
 from convodex.catalog.search import progress_sentence
+from convodex.cli.plain import counted as counted
 from convodex.models import Hit, Moment, Progress, Refresh, SearchPage
 from convodex.text.agents import agent_label
 from convodex.text.matches import highlights
@@ -46,11 +47,6 @@ def local_time(epoch_ms: int | None) -> str:
     if epoch_ms is None:
         return ""
     return datetime.fromtimestamp(epoch_ms / 1000).strftime("%Y-%m-%d %H:%M")
-
-
-def counted(count: int, noun: str) -> str:
-    """``1 source``, ``2 sources``: a count with its noun in the right number."""
-    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def describe_progress(state: Progress) -> str | None:

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import click
 
+from convodex.catalog.db import recorded_roots
 from convodex.catalog.demo import kept_roots
-from convodex.catalog.maintenance import doctor_catalogs, recorded_roots, reindex_history
+from convodex.catalog.maintenance import doctor_catalogs, reindex_history
 from convodex.cli.hits import counted, short_path
 from convodex.cli.options import cache_dir_option, emit_json, json_option
 from convodex.config import catalog_path

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from convodex.cli.plain import roots_or_defaults as roots_or_defaults
+
 if TYPE_CHECKING:
     from convodex.catalog.service import HistoryService
 
@@ -156,15 +158,6 @@ def emit_json(data: Any) -> None:
     from convodex.models import encode
 
     click.echo(encode(data).decode("utf-8"))
-
-
-def roots_or_defaults(given: tuple[str, ...]) -> list[Path]:
-    """The roots a command works on: those given (which must exist), else the defaults."""
-    from convodex.sources.roots import default_roots, resolve_root
-
-    if given:
-        return [resolve_root(p) for p in given]
-    return [resolve_root(p, must_exist=False) for p in default_roots()]
 
 
 def roots_or_demo(given: tuple[str, ...]) -> tuple[list[Path], bool]:

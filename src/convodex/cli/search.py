@@ -27,6 +27,7 @@ from convodex.cli.options import (
     root_options,
     roots_or_defaults,
 )
+from convodex.cli.plain import index_summary
 from convodex.cli.stopping import stops_cleanly
 from convodex.models import UNSET, FailedSource, IndexReport, IndexStats
 from convodex.text.query import parse
@@ -96,19 +97,6 @@ def drop_demo(cache_dir: Path | None, as_json: bool) -> bool:
     click.echo(index_summary(rebuilt.stats, len(rebuilt.failed)))
     print_failed(rebuilt.failed)
     return True
-
-
-def index_summary(stats: IndexStats, failed: int) -> str:
-    """One line: what this run changed, or that it changed nothing; ``failed`` counts
-    every failed source of the roots (as ``doctor`` does), not only this run's."""
-    sources = counted(stats.sources, "source")
-    if not (stats.indexed or stats.removed or stats.failed or stats.missing):
-        return f"nothing changed: {sources}, {failed} failed ({stats.seconds:.2f} s)"
-    mb = stats.bytes_read / 1e6
-    return (
-        f"indexed {stats.indexed} of {sources} ({counted(stats.messages, 'message')}, "
-        f"{mb:.1f} MB) in {stats.seconds:.2f} s; {failed} failed, {stats.removed} removed"
-    )
 
 
 def print_failed(failed: list[FailedSource], indent: str = "  failed: ") -> None:
