@@ -135,17 +135,36 @@ def _pi(root: Path) -> Path:
     )
 
 
+def _gemini(root: Path) -> Path:
+    at = "2026-01-01T10:00:00.000Z"
+    return write_jsonl(
+        root / "tmp" / "0b7d" / "chats" / "session-2026-01-01T10-00-g-drift.jsonl",
+        [
+            {"sessionId": "g-drift", "projectHash": "0b7d", "startTime": at, "kind": "main"},
+            {"id": "g1", "timestamp": at, "type": "user", "content": [{"text": "koalas?"}]},
+            {
+                "id": "g2",
+                "timestamp": at,
+                "type": "gemini",
+                "content": [{"text": "They sleep."}, {"videoNote": {"text": "dingoprism runs"}}],
+            },
+            {"id": "g3", "timestamp": at, "type": "hologram", "content": "privatewords"},
+        ],
+    )
+
+
 def test_doctor_counts_unknown_record_and_block_types(tmp_path: Path, cli: CliRun) -> None:
     """A type a reader does not know is counted per source and shown by doctor (names,
     counts, one example source), and an unknown block's text is still found."""
-    claude, codex, pi = tmp_path / "claude", tmp_path / "codex", tmp_path / "pi"
+    claude, codex, pi, gemini = (tmp_path / name for name in ("claude", "codex", "pi", "gemini"))
     session = _claude(claude)
     _codex(codex)
     _pi(pi)
-    roots = [f"{claude}:claude-code", f"{codex}:codex", f"{pi}:pi"]
+    _gemini(gemini)
+    roots = [f"{claude}:claude-code", f"{codex}:codex", f"{pi}:pi", f"{gemini}:gemini"]
     out = as_json(cli("index", *[a for r in roots for a in ("--root", r)], "--json"))
-    assert (out["stats"]["sources"], out["stats"]["failed"]) == (3, 0)
-    for word in ("wallabyzephyr", "bilbyquartz", "platypusnimbus"):
+    assert (out["stats"]["sources"], out["stats"]["failed"]) == (4, 0)
+    for word in ("wallabyzephyr", "bilbyquartz", "platypusnimbus", "dingoprism"):
         assert len(hits(cli, word)) == 1, word  # the unknown block's text is indexed
     report = as_json(cli("doctor", "catalogs", "--json"))["catalogs"][0]
     shapes = {(s["format"], s["kind"], s["name"]): s for s in report["unknownShapes"]}
@@ -157,6 +176,8 @@ def test_doctor_counts_unknown_record_and_block_types(tmp_path: Path, cli: CliRu
         ("codex", "block", "output_transcript"): 1,
         ("pi", "record", "mood_ring"): 1,
         ("pi", "block", "sticker"): 1,
+        ("gemini", "record", "hologram"): 1,
+        ("gemini", "block", "videoNote"): 1,
     }
     assert shapes[("claude_code", "record", "hologram-state")]["example"] == str(session)
     text = cli("doctor", "catalogs").stdout

@@ -22,7 +22,7 @@ from typing import Any, BinaryIO
 
 import msgspec
 
-from convodex.sources import jsonspan
+from convodex.sources import drift, jsonspan
 from convodex.sources.base import (
     Budget,
     ReadResult,
@@ -95,6 +95,12 @@ _decode_message = msgspec.json.Decoder(_Message).decode
 _decode_line_meta = msgspec.json.Decoder(_LineMeta).decode
 _decode_header = msgspec.json.Decoder(_Header).decode
 MESSAGE_TYPES = frozenset({"user", "gemini", "model", "assistant", "info", "error", "warning"})
+# The keys of the content parts known (a part is named by its key, not a type): a part
+# with none of them is counted as format drift (``drift``) and keeps its text.
+PART_KEYS = frozenset(
+    {"text", "thought", "functionCall", "functionResponse", "output", "error", "content"}
+    | {"inlineData", "fileData", "executableCode", "codeExecutionResult", "thoughtSignature"}
+)
 
 
 def _text(value: Any) -> str:
@@ -119,6 +125,8 @@ def _text(value: Any) -> str:
 def documents(msg: _Message) -> tuple[str, list[Document]]:
     kind = msg.type or msg.role or ""
     if kind not in ("user", "gemini", "model", "assistant"):
+        if kind and kind not in MESSAGE_TYPES:
+            drift.note(drift.RECORD, kind)
         return kind, []
     role = "user" if kind == "user" else "assistant"
     docs: list[Document] = []
@@ -133,6 +141,10 @@ def documents(msg: _Message) -> tuple[str, list[Document]]:
         elif isinstance(part, dict) and isinstance(part.get("functionResponse"), dict):
             response = part["functionResponse"]
             calls.append((response.get("name"), None, response.get("response"), False))
+        elif isinstance(part, dict) and part and PART_KEYS.isdisjoint(part):
+            name = next(iter(part))
+            drift.note(drift.BLOCK, name)
+            texts.append(_text(part[name]))
         else:
             texts.append(_text(part))
     for call in msg.toolCalls or ():
@@ -185,6 +197,8 @@ def _jsonl_spans(path: Path, result: ReadResult, budget: Budget) -> list[tuple[i
             for gone in order[cut:]:
                 del spans[gone]
             del order[cut:]
+        elif rec.type is not None and rec.type not in MESSAGE_TYPES:
+            drift.note(drift.RECORD, rec.type)
         elif rec.type in MESSAGE_TYPES:
             key = rec.id if rec.id is not None else f"@{offset}"
             if key not in spans:
