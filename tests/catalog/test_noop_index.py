@@ -152,3 +152,32 @@ def test_an_aider_history_in_a_named_workspace_leaves_it_to_a_run(
     assert index(cache_dir, root).indexed == 0
     shutil.copy(HANDWRITTEN / AIDER_HISTORY, workspace / AIDER_HISTORY)
     assert index(cache_dir, root).indexed == 1
+
+
+def test_noops_write_nothing_and_go_round_every_signature(root: Path, cache_dir: Path) -> None:
+    """Each no-op re-reads the next ``NOOP_SIGNATURE_CHECKS`` signatures and says where
+    it stopped outside the catalog: the catalog file is not written, and an edit that
+    kept size and time in the last source is still found within a turn of no-ops."""
+    from convodex import config
+    from convodex.catalog.unchanged import NOOP_SIGNATURE_CHECKS
+
+    count = NOOP_SIGNATURE_CHECKS + 6
+    for n in range(count):
+        write_session(root, f"s-{n:03d}", [message(f"calm note {n}")])
+    backdate(root)
+    assert index(cache_dir, root).indexed == count
+    catalog = config.catalog_path(cache_dir)
+    wal = catalog.with_name(catalog.name + "-wal")
+    before = catalog.stat().st_mtime_ns, catalog.read_bytes()
+    assert index(cache_dir, root).indexed == 0
+    assert (catalog.stat().st_mtime_ns, catalog.read_bytes()) == before
+    assert not wal.exists() or wal.stat().st_size == 0
+    with HistoryService.open(cache_dir, [root]) as service:
+        (last,) = service.catalog.db.execute("SELECT path FROM sources ORDER BY id DESC LIMIT 1")
+    path = Path(last[0])
+    st = path.stat()
+    path.write_bytes(path.read_bytes().replace(b"calm", b"wild"))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))  # touch -r, cp -p
+    runs = [index(cache_dir, root).indexed for _ in range(count // NOOP_SIGNATURE_CHECKS + 1)]
+    assert runs.count(1) == 1 and set(runs) == {0, 1}
+    assert hits(cache_dir, root, "wild") == 1

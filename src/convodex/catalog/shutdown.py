@@ -8,6 +8,7 @@ Two small files in ``history-search.state/`` (beside the catalog's directory) sa
   died with the file open (killed, crashed, powered off).
 - ``<catalog>.checked``: holds the inode of the file last found sound; its mtime is
   when. No stamp, another inode or a stamp older than ``CHECK_EVERY_SECONDS``: due.
+(``stamps`` keeps its signature cursor there too.)
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from pathlib import Path
 CHECK_EVERY_SECONDS = 7 * 24 * 3600
 
 
-def _state(path: Path) -> Path:
+def state_dir(path: Path) -> Path:
     """``history-search.state/`` beside the catalog's own directory, which holds the
     catalog and its side files only."""
     folder = path.parent.with_name(f"{path.parent.name}.state")
@@ -30,11 +31,11 @@ def _state(path: Path) -> Path:
 
 
 def _marks(path: Path) -> Path:
-    return _state(path) / f"{path.name}.open"
+    return state_dir(path) / f"{path.name}.open"
 
 
 def _stamp(path: Path) -> Path:
-    return _state(path) / f"{path.name}.checked"
+    return state_dir(path) / f"{path.name}.checked"
 
 
 def _start_time(pid: int) -> str:

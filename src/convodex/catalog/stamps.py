@@ -9,8 +9,11 @@ them, and runs the indexer), so neither imports the other.
 
 from __future__ import annotations
 
+import contextlib
 import os
+from pathlib import Path
 
+from convodex.catalog import shutdown
 from convodex.catalog.db import Catalog
 from convodex.sqlite import sqlite3
 
@@ -47,8 +50,7 @@ def verify_signatures(catalog: Catalog, limit: int = SIGNATURE_CHECKS) -> int:
     back: ``touch -r``, ``cp -p``, sync tools). ``limit`` sources a run, in turn, so a
     run costs at most ``limit`` × 8 KiB of reads; returns how many were queued."""
     db = catalog.db
-    row = db.execute("SELECT value FROM catalog_meta WHERE key = ?", (VERIFY_CURSOR,)).fetchone()
-    after = int(row[0]) if row else 0
+    after = _cursor(catalog)
     sql = (
         "SELECT id, path, byte_offset, signature FROM sources WHERE id > ? AND pending = 0 "
         "AND health = 'ok' AND byte_offset > 0 AND signature IS NOT NULL ORDER BY id LIMIT ?"
@@ -61,19 +63,52 @@ def verify_signatures(catalog: Catalog, limit: int = SIGNATURE_CHECKS) -> int:
         for source_id, path, offset, stored in rows
         if safe_signature(path, int(offset)) not in (bytes(stored), None)
     ]
-    with catalog.transaction() as tx:
-        if changed:
+    if changed:
+        with catalog.transaction() as tx:
             tx.executemany(
                 "UPDATE sources SET pending = 1, health = 'stale' WHERE id = ?",
                 [(i,) for i in changed],
             )
-        last = str(rows[-1][0]) if rows else "0"
-        tx.execute(
+    _move_cursor(catalog, int(rows[-1][0]) if rows else 0)
+    return len(changed)
+
+
+def _cursor_file(catalog: Catalog) -> Path | None:
+    """Where a catalog file's cursor is kept: a small file beside its integrity stamps,
+    not a row, so a no-op ``index`` writes no transaction (and its close checkpoints
+    nothing). Lost or stale (a rebuilt catalog has new ids), the turn starts anew."""
+    if catalog.path is None:
+        return None
+    return shutdown.state_dir(catalog.path) / f"{catalog.path.name}.signatures"
+
+
+def _cursor(catalog: Catalog) -> int:
+    """The id after which the next signatures are read (0: from the first)."""
+    path = _cursor_file(catalog)
+    try:
+        if path is None:  # in memory: the catalog's own table
+            row = catalog.db.execute(
+                "SELECT value FROM catalog_meta WHERE key = ?", (VERIFY_CURSOR,)
+            ).fetchone()
+            return int(row[0]) if row else 0
+        with open(path, encoding="ascii") as handle:
+            return int(handle.read().strip() or 0)
+    except (OSError, ValueError):
+        return 0
+
+
+def _move_cursor(catalog: Catalog, last: int) -> None:
+    path = _cursor_file(catalog)
+    if path is None:
+        catalog.db.execute(
             "INSERT INTO catalog_meta(key, value) VALUES (?, ?) "
             "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            (VERIFY_CURSOR, last),
+            (VERIFY_CURSOR, str(last)),
         )
-    return len(changed)
+        return
+    with contextlib.suppress(OSError):  # a read-only state directory: the turn restarts
+        with open(path, "w", encoding="ascii") as handle:
+            handle.write(f"{last}\n")
 
 
 SIGNATURE_WINDOW = 4096
