@@ -267,6 +267,9 @@ def main() -> int:
         env = {**os.environ, "CONVODEX_CACHE_HOME": str(cache), "CONVODEX_HOME": f"{work}/home"}
         env.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed package has its bytecode
         env.pop("CONVODEX_RECALL", None)
+        # Recall is lexical (one hit per document): embedding 1 GB for search by meaning
+        # would take most of an hour on two cores and change nothing measured here.
+        env["CONVODEX_SEMANTIC"] = "off"
         # Alone: a runtime directory no service listens in; warm: the service's (always
         # under the temporary directory: a socket's path is short).
         env["XDG_RUNTIME_DIR"] = f"{tmp}/no-service"

@@ -104,11 +104,12 @@ def needed(words: int) -> int:
 def recall(service: HistoryService, prompt: Prompt, max_bytes: int) -> RecallBlock | None:
     """The block for one prompt, or None when nothing in the history is relevant enough."""
     from convodex.catalog.plan import SearchRequest
+    from convodex.recall.reads import message_count, strong_hits
 
     words = keywords(prompt.text)
     if len(words) < 2:
         return None
-    messages = service.message_count()
+    messages = message_count(service)
     if messages == 0:
         return None
     # The most an IDF can be in this catalog: a word in one message (BM25's IDF).
@@ -116,7 +117,7 @@ def recall(service: HistoryService, prompt: Prompt, max_bytes: int) -> RecallBlo
     query = " OR ".join(words)
     now = prompt.now_ms if prompt.now_ms is not None else int(time.time() * 1000)
     here = prompt.cwd.rstrip("/") if prompt.cwd else None
-    # Cheap first: ranked hits, only their rowids' scores (no neighbours read).
+    # Cheap first: ranked hits, only the strong ones read (no neighbours).
     candidates: dict[str, Hit] = {}
     scopes: list[tuple[str, ...]] = [(here,)] if here else []
     scopes.append(())
@@ -124,8 +125,8 @@ def recall(service: HistoryService, prompt: Prompt, max_bytes: int) -> RecallBlo
         request = SearchRequest(
             query=query, kinds=KINDS, limit=CANDIDATES, projects=projects, group=False
         )
-        for hit in service.search(request).hits:
-            if _excluded(hit, prompt) or hit.score / rarest < MIN_SALIENCE:
+        for hit in strong_hits(service, request, lambda score: score / rarest >= MIN_SALIENCE):
+            if _excluded(hit, prompt):
                 continue
             best = candidates.get(hit.session_id)
             if best is None or hit.score > best.score:
