@@ -36,6 +36,8 @@ SEMANTIC_WEIGHT = 0.5
 # Nearest parts looked at before filters, and kept after them.
 NEAREST = 500
 SEMANTIC_HEAD = 50
+# Only parts this close to the nearest one's cosine (None: the whole head).
+SEMANTIC_MARGIN: float | None = None
 
 Candidate = tuple[float, int, float]
 
@@ -72,7 +74,10 @@ class Fusion:
         if not found:
             return []
         admitted = self._admitted(plan, [address for address, _ in found])
-        return [(a, s) for a, s in found if a in admitted][:SEMANTIC_HEAD]
+        kept = [(a, s) for a, s in found if a in admitted][:SEMANTIC_HEAD]
+        if kept and SEMANTIC_MARGIN is not None:
+            kept = [(a, s) for a, s in kept if s >= kept[0][1] - SEMANTIC_MARGIN]
+        return kept
 
     def _admitted(self, plan: Plan, addresses: list[int]) -> set[int]:
         """The addresses the plan's filters keep: its conditions on ``documents.rowid``
