@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from textual.widgets import Input, Static
+from textual.widgets import Input, OptionList, Static
 
 from convodex.catalog.db import Catalog
 from convodex.catalog.indexer import Indexer
@@ -62,7 +62,17 @@ def test_similar_lists_the_sessions_like_the_highlighted_one(
             await until(pilot, lambda: isinstance(app.screen, Choices), "the actions")
             choices = app.screen
             assert isinstance(choices, Choices)
-            await pilot.press(*["down"] * 4)  # the fifth action: similar
+            actions = choices.query_one(OptionList)
+            await until(pilot, lambda: actions.has_focus, "the actions to take the keys")
+
+            def on_similar() -> bool:
+                option = actions.highlighted_option
+                return option is not None and option.id == "similar"
+
+            for place in range(1, 5):  # the fifth action: similar (waits on each move)
+                await pilot.press("down")
+                await until(pilot, lambda: actions.highlighted == place, f"action {place}")  # noqa: B023
+            assert on_similar()
             await pilot.press("enter")
             await until(pilot, lambda: "like it" in shown(status), f"similar: {shown(status)}")
             rows = listed(app)

@@ -80,11 +80,12 @@ def listed(page: SearchPage) -> list[RecentSession]:
 
 
 def similar_page(found: SimilarPage, progress: Progress) -> SearchPage:
-    """The sessions like one, as a page of listed sessions."""
+    """The sessions like one, as a page of listed sessions (of the catalog's revision:
+    the picker refreshes a page only when the index has grown since)."""
     return SearchPage(
         hits=[],
         next_cursor=None,
-        revision=0,
+        revision=progress.revision,
         stale_cursor=False,
         subagent_hits=False,
         progress=progress,
