@@ -16,7 +16,8 @@ from convodex.recall.reads import message_count, strong_hits
 from helpers import write_claude_session
 
 NOW = 1_790_000_000_000
-QUERY = "kafka OR consumer OR rebalance OR offset OR commit"
+WORDS = ["kafka", "consumer", "rebalance", "offset", "commit", "haiku", "nowhere"]
+QUERY = " OR ".join(WORDS)
 
 
 def sid(n: int) -> str:
@@ -33,6 +34,8 @@ def history(root: Path) -> dict[str, Path]:
         "kafka retention is seven days",
         "the rebalance listener logs twice",
         "write a haiku about autumn leaves",
+        "kafka kafka kafka",
+        "the consumer group",
     ]
     paths = {}
     for n, text in enumerate(texts * 3):
@@ -64,12 +67,13 @@ def test_the_strong_hits_are_the_full_searchs_strong_hits(root: Path, cache_dir:
         service.index()
         scores = sorted({hit.score for hit in service.search(request()).hits}, reverse=True)
         assert len(scores) > 3  # a spread to cut at
-        for floor in [scores[0], scores[2], scores[-1], 0.0, scores[0] + 1]:
+        for floor in [*scores, 0.0, scores[0] + 1, scores[0] * 2, 1000.0]:
             for asked in (request(), request(projects=("/work/app1",))):
-                lean = strong_hits(service, asked, at_least(floor))
-                assert refs(lean) == refs(full(service, asked, floor))
-                assert all(hit.snippet and hit.session_title for hit in lean)
-        assert strong_hits(service, request(), lambda score: score > scores[0]) == []
+                for words in ((), WORDS):  # with the words: the common ones' matches unranked
+                    lean = strong_hits(service, asked, at_least(floor), words)
+                    assert refs(lean) == refs(full(service, asked, floor))
+                    assert all(hit.snippet and hit.session_title for hit in lean)
+        assert strong_hits(service, request(), lambda score: score > scores[0], WORDS) == []
 
 
 def test_a_strong_hit_whose_source_changed_gives_way_as_in_the_full_search(

@@ -117,6 +117,10 @@ def recall(service: HistoryService, prompt: Prompt, max_bytes: int) -> RecallBlo
     query = " OR ".join(words)
     now = prompt.now_ms if prompt.now_ms is not None else int(time.time() * 1000)
     here = prompt.cwd.rstrip("/") if prompt.cwd else None
+
+    def strong(score: float) -> bool:
+        return score / rarest >= MIN_SALIENCE
+
     # Cheap first: ranked hits, only the strong ones read (no neighbours).
     candidates: dict[str, Hit] = {}
     scopes: list[tuple[str, ...]] = [(here,)] if here else []
@@ -125,7 +129,7 @@ def recall(service: HistoryService, prompt: Prompt, max_bytes: int) -> RecallBlo
         request = SearchRequest(
             query=query, kinds=KINDS, limit=CANDIDATES, projects=projects, group=False
         )
-        for hit in strong_hits(service, request, lambda score: score / rarest >= MIN_SALIENCE):
+        for hit in strong_hits(service, request, strong, words):
             if _excluded(hit, prompt):
                 continue
             best = candidates.get(hit.session_id)

@@ -16,22 +16,33 @@ once the catalog changed.
 
 from __future__ import annotations
 
+import math
 import threading
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
-    from convodex.catalog.plan import SearchRequest
+    from convodex.catalog.plan import Plan, SearchRequest
+    from convodex.catalog.search import Candidate
     from convodex.catalog.service import HistoryService
     from convodex.models import Hit
 
+# FTS5's bm25: each phrase adds idf * f * (K1 + 1) / (f + K1 * (1 - b + b * len / avg))
+# to a document holding it f times: less than idf * (K1 + 1), however often.
+K1: Final = 1.2
+COUNTED: Final = 4096  # a word's documents counted up to this (a lower bound beyond)
+
 
 def strong_hits(
-    service: HistoryService, request: SearchRequest, strong: Callable[[float], bool]
+    service: HistoryService,
+    request: SearchRequest,
+    strong: Callable[[float], bool],
+    words: Sequence[str] = (),
 ) -> list[Hit]:
-    """The first ``request.limit`` hits of an ungrouped search whose score is strong."""
+    """The first ``request.limit`` hits of an ungrouped search whose score is strong
+    (``words``: the query's, when it is their OR)."""
     try:
-        found = _lean(service, request, strong)
+        found = _lean(service, request, strong, words)
     except Exception:  # a catalog error: the full search raises it (or recovers the catalog)
         found = None
     if found is not None:
@@ -40,7 +51,10 @@ def strong_hits(
 
 
 def _lean(
-    service: HistoryService, request: SearchRequest, strong: Callable[[float], bool]
+    service: HistoryService,
+    request: SearchRequest,
+    strong: Callable[[float], bool],
+    words: Sequence[str],
 ) -> list[Hit] | None:
     from convodex import config
     from convodex.catalog.hits import Hydrator
@@ -57,7 +71,10 @@ def _lean(
         return None
     searcher = service.searcher()
     plan = make_plan(searcher.catalog, request)
-    candidates = searcher.candidates(plan, None, config.search_limit(request.limit))
+    count = config.search_limit(request.limit)
+    candidates = _pruned(searcher.catalog.db, plan, words, strong, count)
+    if candidates is None:
+        candidates = searcher.candidates(plan, None, count)
     scores = [round(-score, 6) for _, _, score in candidates]  # as a hit carries it
     if any(later > earlier for earlier, later in zip(scores, scores[1:], strict=False)):
         return None
@@ -76,6 +93,72 @@ def _lean(
     finally:
         hydrator.queue_changed()
     return hits
+
+
+def _pruned(
+    db: Any, plan: Plan, words: Sequence[str], strong: Callable[[float], bool], count: int
+) -> list[Candidate] | None:
+    """The plan's first ``count`` candidates among the documents that could be strong,
+    or None (the plan's own candidates then): ranking is most of a search's cost
+    (BM25 for every document holding any word), and a document holding only common
+    words cannot be strong. The words whose most (see ``K1``) sums below ``strong``
+    are the common ones; every strong document holds one of the others, so ranking
+    just those documents, by the same BM25 (FTS5 counts each word over the whole
+    index), puts the same strong ones first in the same order."""
+    from convodex.catalog.rowids import TABLES
+
+    phrases = [f'("{word}")' for word in words]
+    if not phrases or plan.tables() != ["documents"] or plan.sort != "relevance":
+        return None
+    if plan.match("documents") != " OR ".join(phrases):
+        return None  # another shape of query than the OR of single words
+    rows = _row_count(db)
+    if rows is None:
+        return None
+    most: list[tuple[float, str]] = []
+    for phrase in phrases:
+        held = db.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM documents WHERE documents MATCH ? LIMIT ?)",
+            (phrase, COUNTED),
+        ).fetchone()[0]
+        if held:  # a word no document holds adds nothing anywhere
+            idf = max(math.log((rows + 0.5) / (held + 0.5)), 1e-6)  # held: at most as many
+            most.append(((K1 + 1) * idf, phrase))
+    most.sort()
+    common, total = 0, 0.0
+    # 1e-5: above any rounding of a score that stays below the sum (hits round to 1e-6).
+    while common < len(most) and not strong(total + most[common][0] + 1e-5):
+        total += most[common][0]
+        common += 1
+    if common == len(most):
+        return []  # no document can be strong
+    if common == 0:
+        return None  # every word could make one strong alone: nothing to leave out
+    rare = " OR ".join(phrase for _, phrase in most[common:])
+    where = plan.where("documents")
+    # ``+``: a filter on each match before ranking, never a rowid lookup per value.
+    sql = (
+        f"SELECT rank AS k, rowid, rank FROM documents WHERE documents MATCH ?{where.text()} "
+        "AND +documents.rowid IN (SELECT rowid FROM documents WHERE documents MATCH ?) "
+        "ORDER BY k, rowid LIMIT ?"
+    )
+    params = [plan.match("documents"), *where.params, rare, count]
+    return list(TABLES["documents"].ranked(db.execute(sql, params)))
+
+
+def _row_count(db: Any) -> int | None:
+    """The documents FTS5 ranks against (the first varint of its averages record)."""
+    row = db.execute("SELECT block FROM documents_data WHERE id = 1").fetchone()
+    if row is None or not row[0]:
+        return None
+    value = 0
+    for n, byte in enumerate(bytes(row[0])[:9]):
+        if n == 8:
+            return (value << 8) | byte
+        value = (value << 7) | (byte & 0x7F)
+        if not byte & 0x80:
+            return value
+    return None
 
 
 # connection's id -> (the connection, its data_version and revision, the count). The
