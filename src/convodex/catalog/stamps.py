@@ -106,9 +106,14 @@ def _move_cursor(catalog: Catalog, last: int) -> None:
             (VERIFY_CURSOR, str(last)),
         )
         return
+    # Overwritten in place at a fixed width, never truncated: ext4 flushes a file
+    # truncated and rewritten when it is closed (milliseconds of every no-op).
     with contextlib.suppress(OSError):  # a read-only state directory: the turn restarts
-        with open(path, "w", encoding="ascii") as handle:
-            handle.write(f"{last}\n")
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
+        try:
+            os.pwrite(fd, f"{last:020d}\n".encode("ascii"), 0)
+        finally:
+            os.close(fd)
 
 
 SIGNATURE_WINDOW = 4096
@@ -119,11 +124,16 @@ def signature(path: str | os.PathLike[str], offset: int) -> bytes:
 
     Cheap enough to check on every append without rereading the indexed prefix.
     """
-    import hashlib
+    # hashlib's own BLAKE2, without hashlib: importing that loads OpenSSL (a few ms
+    # of every no-op ``index``), which BLAKE2 does not need.
+    try:
+        from _blake2 import blake2b
+    except ImportError:  # pragma: no cover - an interpreter built without it
+        from hashlib import blake2b
 
     from convodex.sources.base import open_source
 
-    digest = hashlib.blake2b(offset.to_bytes(8, "little"), digest_size=16)
+    digest = blake2b(offset.to_bytes(8, "little"), digest_size=16)
     with open_source(path) as handle:
         digest.update(handle.read(min(offset, SIGNATURE_WINDOW)))
         start = max(0, offset - SIGNATURE_WINDOW)
