@@ -15,10 +15,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import importlib
 import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -114,6 +112,8 @@ def load() -> StaticModel:
         stat = weights.stat()
     except Exception as exc:  # tokenizers raises its own untyped errors
         raise SemanticUnavailable(f"the model package {PACKAGE} is damaged: reinstall it") from exc
+    import hashlib  # here, as tempfile below: a no-op index asks only for PACKAGE
+
     stamp = hashlib.sha256(f"{NAME}:{stat.st_size}:{stat.st_mtime_ns}".encode()).hexdigest()[:16]
     cached = cache_folder() / f"{NAME}-{stamp}.npy"
     table: Array | None = None
@@ -167,6 +167,8 @@ def _special(folder: Path) -> tuple[int, int]:
 
 def _save(path: Path, table: Array) -> None:
     """Written whole or not at all: another process may be loading the cache."""
+    import tempfile
+
     import numpy as np
 
     path.parent.mkdir(parents=True, exist_ok=True)
