@@ -50,6 +50,12 @@ def vector_bytes(service: HistoryService) -> int:
         return int(row[0] or 0)
 
 
+def rate(mb: float, seconds: float) -> str:
+    """MB/s, or KB/s when below one: the contextual model reads kilobytes a second."""
+    per_second = mb / max(seconds, 1e-9)
+    return f"{per_second:.2f} MB/s" if per_second >= 1 else f"{per_second * 1000:.1f} KB/s"
+
+
 def embed(service: HistoryService, cache_dir: Path, name: str, corpus_mb: float) -> Any:
     """Embed every part with model ``name``; print what it took; hybrid search uses it."""
     os.environ["CONVODEX_SEMANTIC"] = "on"
@@ -67,8 +73,8 @@ def embed(service: HistoryService, cache_dir: Path, name: str, corpus_mb: float)
     print(
         f"model {name} ({model.name}, {model.dimensions} dims): loaded in {loaded:.1f} s; "
         f"{stats.vectors} vectors from {mb:.1f} MB of user and assistant text in "
-        f"{stats.seconds:.1f} s ({mb / max(stats.seconds, 1e-9):.2f} MB/s wall, "
-        f"{mb / max(cpu, 1e-9):.2f} MB/s per CPU-second)"
+        f"{stats.seconds:.1f} s ({rate(mb, stats.seconds)} wall, "
+        f"{rate(mb, cpu)} per CPU-second, reading the sources included)"
     )
     print(
         f"  catalog {before / 1e6:.1f} MB without embeddings, {after / 1e6:.1f} MB with "
