@@ -19,8 +19,9 @@ from convodex.catalog.maintenance import doctor_history
 from convodex.catalog.plan import SearchRequest
 from convodex.catalog.service import HistoryService
 from convodex.catalog.vectors import vector_count
-from convodex.semantic.static import NAME
-from helpers import write_session
+from convodex.semantic.static import NAME, load
+from helpers import service, write_session
+from live_server import serving, wait_for
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -225,3 +226,53 @@ def test_a_missing_or_damaged_model_is_one_line_and_lexical_search_works(
     assert text.returncode == 0 and "staging deployment failed" in text.stdout
     notes = [line for line in text.stderr.splitlines() if expected in line]
     assert len(notes) == 1 and "Traceback" not in text.stderr
+
+
+def test_similar_by_meaning_over_http_and_the_cli(
+    semantic: None, root: Path, cache_dir: Path
+) -> None:
+    """More like this: the session about the same thing first, by meaning once the
+    background pass has embedded them (a real HTTP server), by words when asked."""
+    load()  # the model distilled before the server starts: its first pass is quick
+    deploys(root)
+    bread(root)
+    write_session(
+        root,
+        "rollout",
+        [
+            {"role": "user", "content": "our production rollout stalled on a database lock"},
+            {"role": "assistant", "content": "another migration held it; I released it"},
+        ],
+    )
+    with serving(service(cache_dir, [root])) as client:
+
+        def like_deploys(mode: str) -> dict[str, Any]:
+            page: dict[str, Any] = client.get(
+                "/sessions/deploys/similar", params={"mode": mode}
+            ).json()
+            return page
+
+        wait_for(lambda: like_deploys("auto")["mode"] == "hybrid", timeout=120)
+        found = like_deploys("hybrid")
+        refs = [s["ref"] for s in found["sessions"]]
+        assert refs[0] == "rollout" and "deploys" not in refs
+        assert -1.0 <= found["sessions"][0]["similarity"] <= 1.0
+        assert like_deploys("lexical")["mode"] == "lexical"
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "convodex",
+            "similar",
+            "--cache-dir",
+            str(cache_dir),
+            "--json",
+            "deploys",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    page = json.loads(run.stdout)
+    assert page["mode"] == "hybrid" and page["sessions"][0]["ref"] == "rollout"

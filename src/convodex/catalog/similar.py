@@ -28,7 +28,7 @@ from convodex.catalog.rowids import ADDRESSES
 from convodex.catalog.search import Searcher
 from convodex.errors import NotFound
 from convodex.models import SessionDocument, SimilarPage, SimilarSession
-from convodex.sqlite import marks
+from convodex.sqlite import bound_runs, marks
 from convodex.text.tokens import tokenize
 
 # The words a lexical "more like this" searches for.
@@ -90,9 +90,11 @@ def _by_meaning(
     own = vectors.addresses_of_sources(catalog.db, [source_id])
     if not own or not len(found.addresses):
         return []
-    places = np.searchsorted(found.addresses, np.asarray(own, dtype=np.int64))
-    places = places[places < len(found.addresses)]
-    if not len(places):
+    wanted = np.asarray(own, dtype=np.int64)
+    places = np.searchsorted(found.addresses, wanted)
+    inside = places < len(found.addresses)
+    places = places[inside][found.addresses[places[inside]] == wanted[inside]]
+    if not len(places):  # not in the kept matrix (written since): nothing to compare
         return []
     centroid = found.rows[places].mean(0)
     norm = float(np.linalg.norm(centroid))
@@ -115,8 +117,7 @@ def _sources_of(catalog: Catalog, addresses: list[int]) -> dict[int, int]:
     slots = {a: ADDRESSES.slot(a) for a in addresses}
     wanted = sorted(set(slots.values()))
     owner: dict[int, int] = {}
-    for start in range(0, len(wanted), 500):
-        chunk = wanted[start : start + 500]
+    for chunk in bound_runs(wanted):
         owner.update(
             (int(slot), int(sid))
             for slot, sid in catalog.db.execute(
