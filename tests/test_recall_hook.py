@@ -414,3 +414,49 @@ def test_recall_log_lists_every_run_without_prompts(
     assert "1 of 3 runs injected context" in text and f"{PAST}#0" in text
     for shown in (listed.stdout.decode(), text):
         assert "haiku" not in shown and "ix_customers_email" not in shown
+
+
+# The console script's entry point in a real process, saying on stderr at exit whether
+# click was loaded.
+CLICK_PROBE = (
+    "import atexit, sys\n"
+    "atexit.register(lambda: print('click loaded:', 'click' in sys.modules, file=sys.stderr))\n"
+    "from convodex.__main__ import main\n"
+    "sys.argv[0] = 'convodex'\n"
+    "main()\n"
+)
+
+
+def test_the_hook_answers_before_click_loads_and_the_rest_is_the_clis(
+    root: Path, cache_dir: Path, tmp_path: Path
+) -> None:
+    """The hook runs before every prompt: with no service it answers without importing
+    click and the CLI (half of its time), with the same block and receipt; ``--log``
+    and a bad option are still the click command's."""
+    history(root)
+    index(root, cache_dir)
+    prompt = "the migration broke again on ix_customers_email, duplicate key"
+
+    def probe(*args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run(
+            [sys.executable, "-c", CLICK_PROBE, *args],
+            input=stdin,
+            capture_output=True,
+            env=environment(tmp_path),
+            timeout=60,
+            check=False,
+        )
+
+    raw = json.dumps(hook_input(prompt)).encode()
+    done = probe("recall", "--cache-dir", str(cache_dir), stdin=raw)
+    assert done.returncode == 0 and done.stderr == b"click loaded: False\n"
+    assert done.stdout == run_hook(tmp_path, cache_dir, raw).stdout
+    assert f"[ref {PAST}#0]".encode() in done.stdout
+    first, second = receipts(tmp_path)
+    assert first["outcome"] == second["outcome"] == "injected"
+    logged = probe("recall", "--log")
+    assert logged.returncode == 0 and logged.stderr == b"click loaded: True\n"
+    assert b"2 of 2 runs injected context" in logged.stdout
+    wrong = probe("recall", "--agent", "nobody", stdin=raw)
+    assert wrong.returncode == 2 and b"click loaded: True" in wrong.stderr
+    assert b"nobody" in wrong.stderr

@@ -14,7 +14,8 @@ if TYPE_CHECKING:
 
 def host() -> Host:
     from convodex.cli.main import main
-    from convodex.cli.recall import AGENTS, answer_warm
+    from convodex.cli.recall import answer_warm
+    from convodex.recall.hook import AGENTS
 
     def command(args: list[str]) -> object:
         return main.main(args=args, prog_name="convodex", standalone_mode=True)

@@ -144,19 +144,10 @@ def run_recall(args: list[str]) -> int | None:
     """The recall hook answered by the service (stdin read here, forwarded whole);
     None when the caller must run it in-process (``sys.stdin`` then still holds it)."""
     started = _monotonic()
-    agent, cache, rest = "claude-code", None, args[1:]
-    while rest:
-        arg, *rest = rest
-        if arg in ("--agent", "--cache-dir") and rest:
-            value, *rest = rest
-        elif arg.startswith(("--agent=", "--cache-dir=")):
-            arg, _, value = arg.partition("=")
-        else:
-            return None  # --log, --help, anything else: the CLI's business
-        if arg == "--agent":
-            agent = value
-        else:
-            cache = value
+    options = recall_options(args)
+    if options is None:
+        return None
+    agent, cache = options
     catalog = catalog_for(cache)
     if catalog is None or not os.path.exists(address.socket_path(catalog)) or _isatty(0):
         return None
@@ -170,6 +161,29 @@ def run_recall(args: list[str]) -> int | None:
     if answer[0]:
         _write(1, answer[0] + b"\n")
     return 0
+
+
+def recall_options(args: list[str]) -> tuple[str, str | None] | None:
+    """(agent, cache dir) of a plain ``recall`` hook command line, or None: --log,
+    --help and anything else are the CLI's business."""
+    if not args or args[0] != "recall":
+        return None
+    agent, cache, rest = "claude-code", None, args[1:]
+    while rest:
+        arg, *rest = rest
+        if arg in ("--agent", "--cache-dir") and rest:
+            value, *rest = rest
+        elif arg.startswith(("--agent=", "--cache-dir=")):
+            arg, _, value = arg.partition("=")
+        else:
+            return None
+        if not value:
+            return None  # the CLI says what is wrong with an empty one
+        if arg == "--agent":
+            agent = value
+        else:
+            cache = value
+    return agent, cache
 
 
 def _monotonic() -> float:
