@@ -33,7 +33,6 @@ from convodex.catalog.refs import SessionRef, agents, root_of, source_ref
 from convodex.catalog.search import RuntimeState, Searcher, progress, root_ids_for
 from convodex.catalog.speed.settings import Accelerators
 from convodex.catalog.speed.wing import Wing
-from convodex.catalog.transcript import marked, marks_of
 from convodex.errors import ConvodexError, SourceError
 from convodex.models import (
     AroundResult,
@@ -110,8 +109,7 @@ class HistoryService:
         # Searches see only these roots' sources (None: the whole catalog).
         self.scope = scope
         self.background = background or Background()
-        # The accelerators (``catalog/speed``): from the environment unless given;
-        # ``Accelerators()`` serves from the core alone.
+        # The accelerators (``catalog/speed``), from the environment unless given.
         if accelerators is None:
             workers = self.background.search_workers
             accelerators = Accelerators.from_config(search_workers=workers)
@@ -330,6 +328,8 @@ class HistoryService:
     ) -> AroundResult:
         """The messages around one message of a session, read from its source; with
         ``query`` (the search that found it), each with where that query matches."""
+        from convodex.catalog.transcript import marks_of
+
         marking = marks_of(query)
 
         def run() -> tuple[SessionRef, list[ContextMessage]]:
@@ -349,7 +349,7 @@ class HistoryService:
         """A whole session's effective branch, replayed from its transcript (the one
         read path: ``document``'s, in the page's shape); with ``query``, each message
         with where that query matches."""
-        from convodex.catalog.transcript import read_document
+        from convodex.catalog.transcript import marked, marks_of, read_document
 
         marking = marks_of(query)
         with self.interactive():

@@ -7,7 +7,6 @@ either spelling, and the names people call agents by (``claude``, ``copilot``). 
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 
 # What people call an agent (its command, its product's short name) -> its format key.
@@ -44,6 +43,8 @@ def agent_key(value: str) -> str:
 
 def did_you_mean(value: str, known: Iterable[str]) -> str:
     """`` did you mean claude-code?`` for a near miss among ``known`` keys, else ""."""
+    import difflib  # here: every search loads this module, few ever miss an agent
+
     keys = sorted(set(known))
     names = {agent_label(k): k for k in keys} | {agent_label(a): ALIASES[a] for a in ALIASES}
     close = difflib.get_close_matches(agent_label(agent_key(value)), list(names), n=1, cutoff=0.6)
