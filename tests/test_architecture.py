@@ -379,3 +379,34 @@ def test_the_cycle_finder_finds_cycles(
     graph: dict[str, frozenset[str]], cycles: list[frozenset[str]]
 ) -> None:
     assert _cycles(graph) == cycles
+
+
+# An ``IN (…)`` or ``VALUES`` list of bound parameters is built by ``sqlite.marks``
+# alone, so every statement spells it the same way.
+INLINE_MARKS = re.compile(r"""\.join\(\s*(['"])\?\1""")
+
+
+def inline_marks(source: str) -> list[int]:
+    """The lines of ``source`` that join ``?`` marks themselves."""
+    return [n for n, line in enumerate(source.splitlines(), 1) if INLINE_MARKS.search(line)]
+
+
+def test_bound_parameter_lists_come_from_sqlite_marks() -> None:
+    found = {
+        name: lines
+        for name, path in modules().items()
+        if name != f"{PACKAGE}.sqlite" and (lines := inline_marks(path.read_text(encoding="utf-8")))
+    }
+    assert not found, f"inline '?' lists (use convodex.sqlite.marks): {found}"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "sql = f\"IN ({', '.join('?' for _ in ids)})\"",
+        'marks = ", ".join("?" for _ in ids)',
+        "marks = ','.join('?' * len(ids))",
+    ],
+)
+def test_the_marks_check_sees_an_inline_list(source: str) -> None:
+    assert inline_marks(source)

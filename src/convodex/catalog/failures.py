@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from convodex.models import FailedSource
-from convodex.sqlite import sqlite3
+from convodex.sqlite import marks, sqlite3
 from convodex.text.agents import agent_label
 
 # What each error class means to the person reading the list.
@@ -45,7 +45,7 @@ def failed_sources(
     sql = "SELECT path, format, error_class FROM sources WHERE health = 'failed'"
     params: list[int] = []
     if root_ids is not None:
-        sql += f" AND root_id IN ({', '.join('?' for _ in root_ids)})"
+        sql += f" AND root_id IN ({marks(root_ids)})"
         params = list(root_ids)
     return [
         FailedSource(

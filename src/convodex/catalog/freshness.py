@@ -25,7 +25,7 @@ from convodex.catalog.db import Catalog, catalog_error
 from convodex.catalog.stamps import LISTED_AT, record_listing
 from convodex.errors import CatalogError
 from convodex.models import Refresh
-from convodex.sqlite import sqlite3
+from convodex.sqlite import marks, sqlite3
 
 # Sources stat'ed (or directory entries seen) between two looks at the clock.
 CLOCK_EVERY = 64
@@ -49,7 +49,7 @@ def _known(catalog: Catalog, root_ids: Sequence[int] | None) -> list[tuple[Any, 
     )
     params: list[int] = []
     if root_ids is not None:
-        sql += f" WHERE s.root_id IN ({', '.join('?' for _ in root_ids)})"
+        sql += f" WHERE s.root_id IN ({marks(root_ids)})"
         params = list(root_ids)
     return catalog.db.execute(sql, params).fetchall()
 
@@ -214,9 +214,8 @@ def _bring_in(
         return done
     indexer.index_sources(sources, between=lambda: time.monotonic() < deadline)
     ids = [src.id for src in sources]
-    marks = ", ".join("?" for _ in ids)
     row = catalog.db.execute(
-        f"SELECT count(*) FROM sources WHERE id IN ({marks}) AND pending = 0", ids
+        f"SELECT count(*) FROM sources WHERE id IN ({marks(ids)}) AND pending = 0", ids
     ).fetchone()
     return done + int(row[0])
 

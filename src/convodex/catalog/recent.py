@@ -64,7 +64,7 @@ def recent(catalog: Catalog, request: SearchRequest, runtime: RuntimeState) -> R
     if not request.include_subagents:
         where.append("subagent = 0")
     if found.session_keys:
-        where.append(f"session_id IN ({', '.join('?' for _ in found.session_keys)})")
+        where.append(f"session_id IN ({marks(found.session_keys)})")
         params.extend(found.session_keys)
     if found.tools:
         used = []

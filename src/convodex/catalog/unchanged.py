@@ -24,6 +24,7 @@ from stat import S_ISREG
 from convodex.catalog.db import Catalog
 from convodex.catalog.stamps import FULL_LISTING, verify_signatures
 from convodex.models import IndexStats
+from convodex.sqlite import marks
 
 # A root is scanned in full (every directory listed, every file looked at) at least
 # this often, whatever the no-op check says.
@@ -80,7 +81,7 @@ def unchanged(catalog: Catalog, roots: Sequence[Path], follow_symlinks: bool) ->
     if verify_signatures(catalog, NOOP_SIGNATURE_CHECKS):
         return None  # queued: the run reads them
     count = db.execute(
-        f"SELECT count(*) FROM sources WHERE root_id IN ({', '.join('?' for _ in root_ids)})",
+        f"SELECT count(*) FROM sources WHERE root_id IN ({marks(root_ids)})",
         root_ids,
     ).fetchone()[0]
     seconds = round(time.perf_counter() - started, 3)

@@ -21,6 +21,7 @@ from convodex.server.db import Database, Tx, micros_to_iso
 from convodex.server.inputs import check_id, check_int64
 from convodex.server.search import check_scope
 from convodex.server.teams import may_read, scope_teams
+from convodex.sqlite import marks
 from convodex.team_models import HubEntry, HubSession, HubSessionPage, HubSessionView
 from convodex.text.shown import shown_text, storable
 
@@ -89,7 +90,7 @@ def _scope_filter(
         teams = scope_teams(tx, caller, team)
         if not teams:
             return None
-        return f" AND s.team_id IN ({', '.join('?' for _ in teams)})", list(teams)
+        return f" AND s.team_id IN ({marks(teams)})", list(teams)
     return "", []
 
 

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 from convodex.errors import ServerError
 from convodex.server.matching import LikeGroup
+from convodex.sqlite import marks
 from convodex.text.query import Node
 
 Row = tuple[Any, ...]
@@ -110,9 +111,7 @@ class Dialect(ABC):
     ) -> None:
         """Insert ``rows`` (values in ``columns`` order; names are the code's own, never
         a caller's): one statement per row, batched by the driver."""
-        statement = (
-            f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' for _ in columns)})"
-        )
+        statement = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks(columns)})"
         cursor.executemany(self.sql(statement), rows)
 
     @abstractmethod

@@ -25,6 +25,7 @@ from convodex.server.accounts import Caller
 from convodex.server.db import Database, Tx, micros_to_iso
 from convodex.server.inputs import check_int64
 from convodex.server.search import MAX_LIMIT, SNIPPET_RADIUS, reach, scope_sql
+from convodex.sqlite import marks
 from convodex.team_models import RankedHit, RankedPage
 from convodex.text.dates import parse_time
 from convodex.text.matches import first_match
@@ -65,7 +66,7 @@ def _filter_sql(tx: Tx, query: Query, filters: RankedFilters) -> tuple[str, list
     params: list[object] = []
     agents = [a.replace("-", "_") for a in _values(query, filters, "agent")]
     if agents:
-        sql += f" AND s.agent IN ({', '.join('?' for _ in agents)})"
+        sql += f" AND s.agent IN ({marks(agents)})"
         params += agents
     for project in _values(query, filters, "project"):
         # L13: the workspace itself, any ancestor directory, or its last component.
@@ -77,7 +78,7 @@ def _filter_sql(tx: Tx, query: Query, filters: RankedFilters) -> tuple[str, list
     for name, column in (("role", "e.role"), ("session", "s.id")):
         values = _values(query, filters, name)
         if values:
-            sql += f" AND {column} IN ({', '.join('?' for _ in values)})"
+            sql += f" AND {column} IN ({marks(values)})"
             params += values
     now_ms = int(time.time() * 1000)
     for name, op, end in (("since", ">=", False), ("until", "<=", True)):

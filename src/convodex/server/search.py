@@ -20,6 +20,7 @@ from convodex.server.accounts import Caller
 from convodex.server.db import Database, Dialect, Tx, micros_to_iso
 from convodex.server.matching import like_groups
 from convodex.server.teams import scope_teams
+from convodex.sqlite import marks
 from convodex.team_models import ServerHit
 from convodex.text.shown import shown_text, storable
 from convodex.text.snippet import find_casefold, literal_snippet
@@ -92,8 +93,7 @@ class Reach:
     teams: tuple[str, ...] = ()
 
     def in_teams(self, column: str) -> tuple[str, list[object]]:
-        marks = ", ".join("?" for _ in self.teams)
-        return f" AND {column} IN ({marks})", list(self.teams)
+        return f" AND {column} IN ({marks(self.teams)})", list(self.teams)
 
 
 def _scope_entries(scope: Reach, caller: Caller) -> tuple[str, list[object]]:
