@@ -410,3 +410,17 @@ def test_bound_parameter_lists_come_from_sqlite_marks() -> None:
 )
 def test_the_marks_check_sees_an_inline_list(source: str) -> None:
     assert inline_marks(source)
+
+
+# The façade (``catalog/service.py``) composes the catalog's modules: every statement it
+# needs runs in the module that owns that concept.
+FACADE = SRC / PACKAGE / "catalog" / "service.py"
+
+
+def test_the_facade_runs_no_sql_itself() -> None:
+    lines = [
+        n
+        for n, line in enumerate(FACADE.read_text(encoding="utf-8").splitlines(), 1)
+        if ".execute(" in line
+    ]
+    assert not lines, f"catalog/service.py runs SQL (move it to its module): lines {lines}"

@@ -200,6 +200,29 @@ def read_revision(db: sqlite3.Connection) -> int:
     return int(row[0]) if row and row[0] else 0
 
 
+def read_schema(db: sqlite3.Connection) -> int:
+    """The schema version as ``db`` reads it: through the connection, since the file's
+    header lags a WAL not checkpointed yet."""
+    return int(db.execute("PRAGMA user_version").fetchone()[0])
+
+
+def open_current(path: Path) -> Catalog | None:
+    """The catalog file as it is, read-only (never created, migrated or checked): None
+    when there is no file, or one of another schema than this build's."""
+    if not path.is_file():
+        return None
+    db = connect(str(path), read_only=True)
+    try:
+        version = read_schema(db)
+    except sqlite3.Error:
+        db.close()
+        raise
+    if version != SCHEMA_VERSION:
+        db.close()
+        return None
+    return Catalog(db, path, "degraded")
+
+
 def recorded_roots(path: Path) -> list[Path]:
     """Roots a catalog file knows, read-only; none when it cannot be read."""
     if not path.is_file():
@@ -404,7 +427,7 @@ def open_file(path: Path, *, check: bool = False) -> Catalog:
         db = connect(str(path))
         try:
             # The header may lag a WAL the newer build has not checkpointed yet.
-            version = int(db.execute("PRAGMA user_version").fetchone()[0])
+            version = read_schema(db)
             if version > SCHEMA_VERSION:
                 raise NewerSchema(version)
             if not db.execute("PRAGMA page_count").fetchone()[0]:

@@ -260,3 +260,14 @@ def root_of(catalog: Catalog, path: str) -> Path | None:
         "SELECT r.path FROM sources s JOIN roots r ON r.id = s.root_id WHERE s.path = ?", (path,)
     ).fetchone()
     return None if row is None else Path(row[0])
+
+
+def root_paths(catalog: Catalog) -> list[Path]:
+    """Every root the catalog has recorded."""
+    return [Path(row[0]) for row in catalog.db.execute("SELECT path FROM roots")]
+
+
+def message_count(catalog: Catalog) -> int:
+    """How many messages the catalog holds: a sum over sources, not over messages."""
+    row = catalog.db.execute("SELECT total(message_count) FROM sources").fetchone()
+    return int(row[0] or 0)

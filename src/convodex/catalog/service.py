@@ -27,9 +27,16 @@ from typing import TYPE_CHECKING, TypeVar
 import msgspec
 
 from convodex import config
-from convodex.catalog.db import Catalog, catalog_error, connect, is_corruption, open_catalog
+from convodex.catalog.db import (
+    Catalog,
+    catalog_error,
+    connect,
+    is_corruption,
+    open_catalog,
+    open_current,
+)
 from convodex.catalog.plan import SearchRequest
-from convodex.catalog.refs import SessionRef, agents, root_of, source_ref
+from convodex.catalog.refs import SessionRef, agents, message_count, root_of, root_paths, source_ref
 from convodex.catalog.search import RuntimeState, Searcher, progress, root_ids_for
 from convodex.catalog.speed.settings import Accelerators
 from convodex.catalog.speed.wing import Wing
@@ -158,22 +165,8 @@ class HistoryService:
         For callers that must not write or wait (the recall hook): None when there is no
         catalog file, or one of another schema than this build's.
         """
-        from convodex.catalog.db import SCHEMA_VERSION
-
-        path = config.catalog_path(cache_dir)
-        if not path.is_file():
-            return None
-        db = connect(str(path), read_only=True)
-        try:
-            # Through the connection: the file's header lags a WAL not checkpointed yet.
-            version = int(db.execute("PRAGMA user_version").fetchone()[0])
-        except sqlite3.Error:
-            db.close()
-            raise
-        if version != SCHEMA_VERSION:
-            db.close()
-            return None
-        return cls(Catalog(db, path, "degraded"), roots, cache_dir=cache_dir)
+        catalog = open_current(config.catalog_path(cache_dir))
+        return None if catalog is None else cls(catalog, roots, cache_dir=cache_dir)
 
     def __enter__(self) -> HistoryService:
         return self
@@ -293,10 +286,10 @@ class HistoryService:
         if self.scope is not None:
             return only_demo(self.scope)
         try:
-            rows = self.reader().db.execute("SELECT path FROM roots").fetchall()
+            roots = root_paths(self.reader())
         except (sqlite3.Error, ConvodexError):
             return False
-        return only_demo(Path(row[0]) for row in rows)
+        return only_demo(roots)
 
     def _said(self, state: Progress) -> Progress:
         """``state``, marked when the answers are the demo's (every surface says so)."""
@@ -391,12 +384,7 @@ class HistoryService:
     def message_count(self) -> int:
         """How many messages the catalog holds: the scale relevance is judged on (recall
         asks how rare its words are against it). A sum over sources, not over messages."""
-
-        def run() -> int:
-            row = self.reader().db.execute("SELECT total(message_count) FROM sources").fetchone()
-            return int(row[0] or 0)
-
-        return self._guarded(run)
+        return self._guarded(lambda: message_count(self.reader()))
 
     def resolve(self, ref: str) -> SessionRef:
         """The session a ref names (L15): an id, a 6+ character prefix, ``id#N`` or a
