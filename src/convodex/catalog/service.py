@@ -497,8 +497,9 @@ class HistoryService:
     def index_if_unchanged(self) -> IndexStats | None:
         """``index`` when nothing changed (``unchanged``), embeddings owed too; else None."""
         from convodex.catalog.unchanged import unchanged
+        from convodex.sources.roots import as_root
 
-        roots = [r for r in self.roots if r.is_dir()]
+        roots = [as_root(r) for r in self.roots if r.is_dir()]
         same = self._guarded(lambda: unchanged(self.catalog, roots, self.follow_symlinks))
         if same is not None:
             self.embed()

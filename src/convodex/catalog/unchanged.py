@@ -24,6 +24,7 @@ from stat import S_ISREG
 from convodex.catalog.db import Catalog
 from convodex.catalog.stamps import FULL_LISTING, verify_signatures
 from convodex.models import IndexStats
+from convodex.sources.roots import Root
 from convodex.sqlite import marks
 
 # A root is scanned in full (every directory listed, every file looked at) at least
@@ -43,7 +44,7 @@ NOOP_SIGNATURE_CHECKS = 64
 AIDER_HISTORY = ".aider.chat.history.md"
 
 
-def unchanged(catalog: Catalog, roots: Sequence[Path], follow_symlinks: bool) -> IndexStats | None:
+def unchanged(catalog: Catalog, roots: Sequence[Root], follow_symlinks: bool) -> IndexStats | None:
     """The stats of a run that changes nothing, or None when a run may change something."""
     started = time.perf_counter()
     if follow_symlinks or not catalog.writable or catalog.path is None:
@@ -60,11 +61,10 @@ def unchanged(catalog: Catalog, roots: Sequence[Path], follow_symlinks: bool) ->
     root_ids: list[int] = []
     for root in roots:
         row = stored.get(str(root))
-        if row is None or getattr(root, "shallow", False):
+        if row is None or root.shallow:
             return None
         root_id, fmt, scanned, completed = row
-        declared = getattr(root, "format", None)
-        if scanned is None or scanned != completed or declared not in (None, fmt):
+        if scanned is None or scanned != completed or root.format not in (None, fmt):
             return None
         listed_at = _full_listing(catalog, root_id)
         if listed_at is None or now_ns - listed_at > FULL_SCAN_SECONDS * 1_000_000_000:
@@ -88,7 +88,7 @@ def unchanged(catalog: Catalog, roots: Sequence[Path], follow_symlinks: bool) ->
     return IndexStats(roots=len(root_ids), sources=int(count), seconds=seconds)
 
 
-def _aider_workspaces(catalog: Catalog, roots: Sequence[Path]) -> bool:
+def _aider_workspaces(catalog: Catalog, roots: Sequence[Root]) -> bool:
     """Whether a workspace the sessions name, outside the roots, holds an Aider history."""
     for (workspace,) in catalog.db.execute(
         "SELECT DISTINCT workspace FROM sources WHERE workspace IS NOT NULL"

@@ -57,6 +57,11 @@ def declared(path: str | os.PathLike[str], fmt: str | None, shallow: bool = Fals
     return root
 
 
+def as_root(path: Path) -> Root:
+    """``path`` as a root value: a ``Root`` as it is, a plain path with nothing declared."""
+    return path if isinstance(path, Root) else Root(path)
+
+
 def vscode_user_dir(app: str, platform: str | None = None) -> Path:
     """A VS Code-family editor's ``User`` directory (``app``: ``Cursor``, ``Code`` …)."""
     platform = platform or sys.platform
