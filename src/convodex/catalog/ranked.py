@@ -17,12 +17,10 @@ import msgspec
 
 from convodex.catalog.db import Catalog
 from convodex.catalog.plan import Plan
-from convodex.catalog.rowids import ADDRESSES, TABLES, unit_base
+from convodex.catalog.rowids import ADDRESSES, TABLES, Candidate, unit_base
 from convodex.sqlite import bound_runs, marks
 from convodex.text.query import relaxed
 
-# One candidate: (order key, address, score), as ``search.Candidate``.
-Candidate = tuple[float, int, float]
 # A session as grouping sees it: its source, and its own id inside a file of many.
 SessionKey = tuple[int, str | None]
 # Candidates taken in the plan's order before the rest: what ``reorder`` may reorder.

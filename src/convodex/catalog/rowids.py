@@ -58,6 +58,10 @@ KIND_OF_BITS: dict[int, Kind] = dict(enumerate(KINDS))
 # address & UNIT_MASK is a document's unit base (its ``messages`` row's key).
 UNIT_MASK = -(1 << UNIT_SHIFT)
 SLOT_SPAN = 1 << SLOT_SHIFT
+# One search candidate: (order key, address, score). Relevance orders by BM25 rank
+# (lower is better), newest by minus the message time, oldest by the time; ties by
+# address.
+Candidate = tuple[float, int, float]
 
 Row = TypeVar("Row", bound=tuple[Any, ...])
 

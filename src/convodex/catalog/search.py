@@ -25,7 +25,7 @@ from convodex.catalog.db import Catalog
 from convodex.catalog.hits import Hydrator, RuntimeState, around_path
 from convodex.catalog.plan import Plan, SearchRequest, make_plan
 from convodex.catalog.ranked import Reorder, SessionKey, Stream, session_counts, sessions_of
-from convodex.catalog.rowids import TABLES
+from convodex.catalog.rowids import TABLES, Candidate
 from convodex.catalog.speed.wing import Wing
 from convodex.errors import QueryError
 from convodex.models import ContextMessage, Hit, Progress, ProgressState, SearchPage
@@ -48,9 +48,6 @@ GROUP_BATCH = 64
 # before the page's end (L19).
 MOMENTS = 2
 CURSOR_VERSION = 2
-# One candidate: (order key, rowid, score). Relevance orders by BM25 rank (lower is
-# better), newest by minus the message time, oldest by the time; ties by rowid.
-Candidate = tuple[float, int, float]
 
 
 def progress(

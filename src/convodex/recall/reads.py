@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     from convodex.catalog.plan import Plan, SearchRequest
-    from convodex.catalog.search import Candidate
+    from convodex.catalog.rowids import Candidate
     from convodex.catalog.service import HistoryService
     from convodex.models import Hit
 

@@ -16,9 +16,8 @@ from convodex.models import Progress
 
 if TYPE_CHECKING:
     from convodex.catalog.db import Catalog
+    from convodex.catalog.rowids import Candidate
 
-# One candidate: (order key, address, score).
-Candidate = tuple[float, int, float]
 # Ordered candidate lists kept for paging on (per catalog revision), and the most
 # candidates one list holds: paging through a common word costs one ordering, not one
 # per page, so walking every hit is proportional to the hits.

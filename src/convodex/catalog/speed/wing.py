@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 
-from convodex.catalog.speed.caches import Candidate, ProgressKept, RankedLists, TitleCache
+from convodex.catalog.speed.caches import ProgressKept, RankedLists, TitleCache
 from convodex.catalog.speed.settings import MAX_SHARES, OFF, Accelerators
 from convodex.sqlite import is_busy, sqlite3
 
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from convodex.catalog.commits import Changes
     from convodex.catalog.db import Catalog
     from convodex.catalog.plan import Plan, SearchRequest
-    from convodex.catalog.rowids import Layout
+    from convodex.catalog.rowids import Candidate, Layout
     from convodex.catalog.speed.split import Shares, Spares
     from convodex.models import IndexStats, Progress, SearchPage
     from convodex.sources.base import Budget
