@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import msgspec
 
@@ -78,11 +78,21 @@ def _check_model(db: sqlite3.Connection, name: str) -> None:
         )
 
 
-def pending_sources(db: sqlite3.Connection) -> list[tuple[int, str, str, int, int, int]]:
-    """Indexed sources with messages not yet embedded, most recent first:
-    (id, path, format, byte offset, messages embedded, message count)."""
+class Pending(NamedTuple):
+    """An indexed source with messages not yet embedded (``pending_sources``)."""
+
+    id: int
+    path: str
+    format: str
+    byte_offset: int  # as read: a source moved since keeps no vectors of this pass
+    done: int  # messages embedded
+    indexed: int  # messages indexed
+
+
+def pending_sources(db: sqlite3.Connection) -> list[Pending]:
+    """Indexed sources with messages not yet embedded, most recent first."""
     return [
-        (int(a), str(b), str(c), int(d), int(e), int(f))
+        Pending(int(a), str(b), str(c), int(d), int(e), int(f))
         for a, b, c, d, e, f in db.execute(
             "SELECT s.id, s.path, s.format, s.byte_offset, coalesce(e.messages, 0), "
             "s.message_count FROM sources AS s LEFT JOIN embedded AS e ON e.source_id = s.id "
@@ -106,14 +116,12 @@ def _unit_bases(db: sqlite3.Connection, source_id: int, low: int) -> dict[tuple[
     }
 
 
-def _texts(
-    db: sqlite3.Connection, source: tuple[int, str, str, int, int, int]
-) -> list[tuple[int, str]] | None:
+def _texts(db: sqlite3.Connection, source: Pending) -> list[tuple[int, str]] | None:
     """(address, text) of the parts to embed in the source's new messages; None when
     the file no longer says what was indexed (the indexer will see to it)."""
     from convodex.sources.registry import FORMATS
 
-    source_id, path, fmt, _, done, count = source
+    source_id, fmt, done, count = source.id, source.format, source.done, source.indexed
     bases = _unit_bases(db, source_id, done)
     reader = FORMATS.get(fmt)
     if reader is None:
@@ -137,11 +145,11 @@ def _texts(
 
 
 def _messages(
-    db: sqlite3.Connection, reader: SourceFormat, source: tuple[int, str, str, int, int, int]
+    db: sqlite3.Connection, reader: SourceFormat, source: Pending
 ) -> Iterator[SourceMessage]:
     """The source's messages from the first not embedded: a new source read through
     once (the reader's pace, as indexing), a grown one by its new records' spans."""
-    source_id, path, _, _, done, count = source
+    source_id, path, done, count = source.id, source.path, source.done, source.indexed
     if done == 0:
         for message in reader.read(Path(path), ReadResult(0, 0), Budget.from_env()):
             if message.index >= count:
@@ -184,19 +192,19 @@ def embed_pending(
             # A source read short of what was indexed gets no vectors until it is
             # indexed again (which drops this mark): not retried by every pass.
             for address, text in parts or ():
-                rows.append((source[0], address, vectors[position]))
+                rows.append((source.id, address, vectors[position]))
                 position += 1
                 stats.bytes_embedded += len(text.encode("utf-8", "replace"))
-            done.append((source[0], source[5]))
+            done.append((source.id, source.indexed))
         with transaction(db, wait_seconds=5.0):
             # Only sources still as read: another writer may have moved one meanwhile.
-            read = {(s[0], s[3], s[5]) for s in group}
+            read = {(s.id, s.byte_offset, s.indexed) for s in group}
             kept = {
                 int(r[0])
                 for r in db.execute(
                     "SELECT id, byte_offset, message_count FROM sources WHERE pending = 0 "
                     f"AND id IN ({marks(group)})",
-                    [s[0] for s in group],
+                    [s.id for s in group],
                 )
                 if (int(r[0]), int(r[1]), int(r[2])) in read
             }
@@ -239,7 +247,10 @@ class Matrix(msgspec.Struct):
     rows: Any  # npt.NDArray[np.float32]
 
 
+# One kept matrix per catalog file a process searches (a few at most: the history,
+# a demo); the oldest goes past ``KEPT_MATRICES``.
 _matrices: dict[str, tuple[tuple[int, int, str], Matrix]] = {}
+KEPT_MATRICES = 4
 _matrices_lock = threading.Lock()
 
 
@@ -275,7 +286,10 @@ def matrix(catalog: Catalog) -> Matrix:
         values = np.zeros((0, 1), dtype=np.float32)
     found = Matrix(addresses=addresses, rows=values)
     with _matrices_lock:
+        _matrices.pop(where, None)
         _matrices[where] = (stamp, found)
+        while len(_matrices) > KEPT_MATRICES:
+            del _matrices[next(iter(_matrices))]
     return found
 
 
@@ -361,7 +375,7 @@ def after_indexing(catalog: Catalog, stopping: Callable[[], bool]) -> Callable[[
     return embed
 
 
-_warned: set[str] = set()
+_warned: set[str] = set()  # the few fixed lines said once a process
 
 
 def _warn_once(message: str) -> None:
