@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,6 +15,19 @@ from convodex.catalog.db import Catalog, open_catalog
 from helpers import CliRun
 
 pytest_plugins = ["skips", "pytester"]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Embeddings off and the model's cache in a temporary folder for the whole run,
+    before any fixture: fixtures of a module or session scope (a generated corpus
+    indexed once) run before the autouse one below, and must not embed, nor use the
+    developer's own cache."""
+    os.environ["CONVODEX_SEMANTIC"] = "off"
+    os.environ["CONVODEX_MODEL_CACHE"] = tempfile.mkdtemp(prefix="convodex-models-")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    shutil.rmtree(os.environ.get("CONVODEX_MODEL_CACHE", ""), ignore_errors=True)
 
 
 @pytest.fixture
@@ -33,10 +49,10 @@ def catalog(cache_dir: Path) -> Iterator[Catalog]:
 
 
 @pytest.fixture(scope="session")
-def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def model_cache() -> Path:
     """Where the semantic model's distilled table is kept: once for the whole run (its
     distillation is the slow part, and the same for every test)."""
-    return tmp_path_factory.mktemp("models")
+    return Path(os.environ["CONVODEX_MODEL_CACHE"])
 
 
 @pytest.fixture(autouse=True)

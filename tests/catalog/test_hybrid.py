@@ -96,18 +96,17 @@ def test_meaning_finds_what_no_word_does(semantic: None, root: Path, cache_dir: 
         assert hybrid.hits[0].snippet.startswith(("the staging", "I released"))
 
 
-def test_without_embeddings_the_answer_is_lexical_and_says_so(root: Path, cache_dir: Path) -> None:
+def test_without_embeddings_the_answer_is_lexical_and_says_so(
+    root: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     deploys(root)
     with indexed(cache_dir, [root]) as service:  # CONVODEX_SEMANTIC=off: no vectors
         assert vector_count(service.catalog.db) == 0
         auto = service.search(SearchRequest(query="staging lock", mode="auto"))
         assert auto.mode == "lexical" and auto.mode_note is None and auto.hits
-    os.environ["CONVODEX_SEMANTIC"] = "on"  # the extra is installed: still no vectors here
-    try:
-        with HistoryService.open(cache_dir, [root]) as service:
-            asked = service.search(SearchRequest(query="staging lock", mode="hybrid"))
-    finally:
-        os.environ["CONVODEX_SEMANTIC"] = "off"
+    monkeypatch.setenv("CONVODEX_SEMANTIC", "on")  # the extra is installed: no vectors yet
+    with HistoryService.open(cache_dir, [root]) as service:
+        asked = service.search(SearchRequest(query="staging lock", mode="hybrid"))
     assert asked.mode == "lexical" and asked.hits
     assert asked.mode_note is not None and "no embeddings" in asked.mode_note
 
