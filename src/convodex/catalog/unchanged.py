@@ -115,23 +115,50 @@ def _sources_same(catalog: Catalog, root_id: int) -> int | None:
         "SELECT path, format, size, mtime_ns, inode, pending FROM sources WHERE root_id = ?",
         (root_id,),
     ).fetchall()
-    for path, fmt, size, mtime_ns, inode, pending in rows:
-        if pending:
-            return None
-        try:
-            if fmt in OWN_STAT:
-                st = fingerprint(str(fmt), str(path))
-                seen = (st.size, st.mtime_ns, st.inode)
-            else:  # ``FileStat.of``, inline: one stat a source is most of the check
-                raw = os.stat(path)
-                if not S_ISREG(raw.st_mode):
-                    return None
-                seen = (raw.st_size, raw.st_mtime_ns, raw.st_ino)
-        except Exception:  # gone, unreadable, no regular file any more: a run decides
-            return None
-        if seen != (size, mtime_ns, inode):
-            return None
+    folders: dict[str, int] = {}
+    try:
+        for path, fmt, size, mtime_ns, inode, pending in rows:
+            if pending:
+                return None
+            try:
+                if fmt in OWN_STAT:
+                    st = fingerprint(str(fmt), str(path))
+                    seen = (st.size, st.mtime_ns, st.inode)
+                else:  # ``FileStat.of``, inline: one stat a source is most of the check
+                    raw = _stat(str(path), folders)
+                    if not S_ISREG(raw.st_mode):
+                        return None
+                    seen = (raw.st_size, raw.st_mtime_ns, raw.st_ino)
+            except Exception:  # gone, unreadable, no regular file any more: a run decides
+                return None
+            if seen != (size, mtime_ns, inode):
+                return None
+    finally:
+        for fd in folders.values():
+            os.close(fd)
     return len(rows)
+
+
+# A directory held open only to stat names in it (Linux: no read permission needed,
+# as for a stat by path); elsewhere a plain read-only open.
+_FOLDER_FLAGS = getattr(os, "O_PATH", os.O_RDONLY) | getattr(os, "O_DIRECTORY", 0)
+
+
+def _stat(path: str, folders: dict[str, int]) -> os.stat_result:
+    """``os.stat(path)``, through one descriptor per directory (``folders``, closed by
+    the caller): the kernel walks each directory's path once, not once per source
+    (a third of the check's stats on 3,244 sources in a few directories)."""
+    folder, _, name = path.rpartition(os.sep)
+    if not folder or not name or os.stat not in os.supports_dir_fd:
+        return os.stat(path)
+    fd = folders.get(folder)
+    if fd is None:
+        try:
+            fd = os.open(folder, _FOLDER_FLAGS)
+        except OSError:
+            return os.stat(path)  # its error, or its answer, as before
+        folders[folder] = fd
+    return os.stat(name, dir_fd=fd)
 
 
 def _tree_unmodified(root: Path, before_ns: int, limit: int) -> bool:
