@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from convodex.catalog import vectors
 from convodex.catalog.db import Catalog
 from convodex.catalog.plan import Plan
-from convodex.catalog.rowids import TABLES
+from convodex.catalog.rowids import TABLES, Candidate
 from convodex.errors import QueryError
 from convodex.sqlite import sqlite3
 
@@ -42,8 +42,6 @@ NEAREST = 500
 SEMANTIC_HEAD = 10
 # Only parts this close to the nearest one's cosine (None: the whole head).
 SEMANTIC_MARGIN: float | None = None
-
-Candidate = tuple[float, int, float]
 
 
 def check_mode(mode: str) -> str:

@@ -469,12 +469,16 @@ class HistoryService:
         return self._guarded(lambda: refresh(self.catalog, scope, budget, follow))
 
     def index(
-        self, progress: IndexProgress | None = None, budget: Budget | None = None
+        self,
+        progress: IndexProgress | None = None,
+        budget: Budget | None = None,
+        embedding: IndexProgress | None = None,
     ) -> IndexStats:
         """Index the roots now, in this thread (scan, read, commit, clean up); a damaged
         catalog found on the way is quarantined and the run starts over on the new one
-        (a full rebuild). Nothing changed: ``index_if_unchanged``, no indexer loaded."""
-        same = self.index_if_unchanged()  # bands an interrupted run left stale catch up
+        (a full rebuild). Nothing changed: ``index_if_unchanged``, no indexer loaded.
+        ``embedding``: how far the embedding pass after it is (bytes of sources)."""
+        same = self.index_if_unchanged(embedding)  # bands an interrupted run left stale catch up
         if same is not None:  # at the next run that changes something, or hourly
             return same
         from convodex.catalog.indexer import Indexer
@@ -484,17 +488,21 @@ class HistoryService:
                 self.catalog, budget, follow_symlinks=self.follow_symlinks, speed=self.speed
             ).run([r for r in self.roots if r.is_dir()], progress)
         )
-        self.embed()
+        self.embed(progress=embedding)
         return stats
 
-    def embed(self, should_stop: Callable[[], bool] | None = None) -> EmbedStats | None:
+    def embed(
+        self,
+        should_stop: Callable[[], bool] | None = None,
+        progress: IndexProgress | None = None,
+    ) -> EmbedStats | None:
         """Embeddings for what lexical indexing committed (L19), when the semantic
         extra is installed: after the lexical work, so its results never wait."""
         from convodex.catalog.vectors import embed_if_enabled
 
-        return self._guarded(lambda: embed_if_enabled(self.catalog, should_stop))
+        return self._guarded(lambda: embed_if_enabled(self.catalog, should_stop, progress))
 
-    def index_if_unchanged(self) -> IndexStats | None:
+    def index_if_unchanged(self, embedding: IndexProgress | None = None) -> IndexStats | None:
         """``index`` when nothing changed (``unchanged``), embeddings owed too; else None."""
         from convodex.catalog.unchanged import unchanged
         from convodex.sources.roots import as_root
@@ -502,7 +510,7 @@ class HistoryService:
         roots = [as_root(r) for r in self.roots if r.is_dir()]
         same = self._guarded(lambda: unchanged(self.catalog, roots, self.follow_symlinks))
         if same is not None:
-            self.embed()
+            self.embed(progress=embedding)
         return same
 
     # -- background lifetime ------------------------------------------------------------

@@ -168,14 +168,17 @@ def embed_pending(
     model: StaticModel,
     *,
     should_stop: Callable[[], bool] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> EmbedStats:
     """Embed every indexed message that has no vector yet; stops between sources when
-    ``should_stop`` says so (the next pass goes on from there)."""
+    ``should_stop`` says so (the next pass goes on from there). ``progress``: (bytes
+    of the sources done, of all to do) after each commit."""
     started = time.perf_counter()
     stats = EmbedStats()
     db = catalog.db
     _check_model(db, model.name)
     todo = pending_sources(db)
+    total_bytes = sum(s.byte_offset for s in todo)
     for at in range(0, len(todo), COMMIT_SOURCES):
         if should_stop is not None and should_stop():
             break
@@ -220,6 +223,8 @@ def embed_pending(
             _bump(db)
         stats.sources += len([d for d in done if d[0] in kept])
         stats.vectors += sum(r[0] in kept for r in rows)
+        if progress is not None:  # in the sources' bytes, as indexing reports
+            progress(sum(s.byte_offset for s in todo[: at + COMMIT_SOURCES]), total_bytes)
     stats.seconds = time.perf_counter() - started
     return stats
 
@@ -343,7 +348,9 @@ def semantic_enabled() -> bool:
 
 
 def embed_if_enabled(
-    catalog: Catalog, should_stop: Callable[[], bool] | None = None
+    catalog: Catalog,
+    should_stop: Callable[[], bool] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> EmbedStats | None:
     """The embedding pass after indexing, when semantic search is installed and on;
     None when it is not, or the model cannot load (logged once by its class)."""
@@ -361,7 +368,7 @@ def embed_if_enabled(
     except SemanticUnavailable:
         _warn_once("the embedding model cannot be loaded; search stays lexical (see doctor)")
         return None
-    return embed_pending(catalog, model, should_stop=should_stop)
+    return embed_pending(catalog, model, should_stop=should_stop, progress=progress)
 
 
 def after_indexing(catalog: Catalog, stopping: Callable[[], bool]) -> Callable[[Event], None]:

@@ -54,7 +54,15 @@ def run_index(service: HistoryService, show_progress: bool) -> IndexStats:
         def report(done: int, total: int) -> None:
             bar.update(task, completed=done, total=total)
 
-        return service.index(report)
+        embedding: list[Any] = []  # its task, once the pass after indexing begins
+
+        def embedded(done: int, total: int) -> None:
+            if not embedding:  # searchable by words already; meaning follows
+                bar.update(task, visible=False)
+                embedding.append(bar.add_task("embedding for search by meaning", total=total))
+            bar.update(embedding[0], completed=done, total=total)
+
+        return service.index(report, embedding=embedded)
 
 
 @click.command()
