@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from convodex.catalog.plan import SearchRequest
-from convodex.catalog.search import progress_sentence
+from convodex.catalog.progress import progress_sentence
 from convodex.catalog.service import HistoryService
 from convodex.config import MAX_SEARCH_LIMIT, search_limit
 from convodex.errors import QueryError

@@ -164,7 +164,7 @@ def refresh(
 ) -> Refresh:
     """Bring in what changed since the last index (under ``roots``; None: every root
     the catalog holds), newest first, within the budget."""
-    from convodex.catalog.search import root_ids_for
+    from convodex.catalog.progress import root_ids_for
 
     root_ids = root_ids_for(catalog, roots)
     started = time.monotonic()

@@ -33,7 +33,7 @@ from convodex.catalog.files import (
     unusable_reason,
 )
 from convodex.catalog.indexer import Indexer
-from convodex.catalog.search import progress
+from convodex.catalog.progress import progress
 from convodex.catalog.speed.settings import Accelerators
 from convodex.catalog.speed.wing import Wing
 from convodex.catalog.vectors import pending_sources

@@ -20,8 +20,8 @@ from convodex import config
 from convodex.catalog.db import Catalog
 from convodex.catalog.hits import Hydrator, RuntimeState
 from convodex.catalog.plan import SearchRequest, filters, plan_key
+from convodex.catalog.progress import progress, root_ids_for
 from convodex.catalog.rowids import TABLES
-from convodex.catalog.search import progress, root_ids_for
 from convodex.errors import QueryError
 from convodex.models import RecentPage, RecentSession, SearchPage
 from convodex.sqlite import marks

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from convodex.catalog.db import Catalog, is_corruption
 from convodex.catalog.indexer import Indexer
-from convodex.catalog.search import progress
+from convodex.catalog.progress import progress
 from convodex.catalog.speed.wing import Wing
 from convodex.catalog.watcher import Watcher
 from convodex.hints import HintQueue

