@@ -33,7 +33,7 @@ MODES = ("auto", "lexical", "hybrid")
 K = 60
 # Chosen on bench/bench_quality.py (64 MB, 160 queries; h@1 / h@5 overall, lexical
 # 0.79 / 0.87): weight 0.5 with 50 parts 0.70 / 0.85, 0.1 with 20 parts 0.77 / 0.88,
-# 0.05 with 10 parts 0.78 / 0.88 and no class below lexical's h@5 (the static model's
+# 0.05 with 10 parts 0.79 / 0.88 and no class below lexical's h@5 (the static model's
 # meaning mostly adds sessions no word finds: "when" queries, pure paraphrases).
 LEXICAL_WEIGHT = 1.0
 SEMANTIC_WEIGHT = 0.05

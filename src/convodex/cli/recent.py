@@ -43,13 +43,17 @@ class SessionPrinter:
         if note:
             self.echo(note, err=True)
         for session in sessions:
-            facts = [session.agent, short_path(session.project)]
-            facts.append(local_time(session.last_activity_at))
-            title = click.style(session.session_title, bold=True) if self.color else None
-            line = " · ".join([title or session.session_title, *(f for f in facts if f)])
-            ref = click.style(session.ref, dim=True) if self.color else session.ref
-            self.echo(f"{line}  {ref}")
+            self.echo(self.line(session))
         self.echo(self.summary(len(sessions), next_cursor))
+
+    def line(self, session: RecentSession) -> str:
+        """title · agent · project · last activity, then the ref."""
+        facts = [session.agent, short_path(session.project)]
+        facts.append(local_time(session.last_activity_at))
+        title = click.style(session.session_title, bold=True) if self.color else None
+        line = " · ".join([title or session.session_title, *(f for f in facts if f)])
+        ref = click.style(session.ref, dim=True) if self.color else session.ref
+        return f"{line}  {ref}"
 
     def summary(self, count: int, next_cursor: str | None) -> str:
         if not count:
@@ -144,7 +148,5 @@ def similar(
     how = "by meaning" if found.mode == "hybrid" else "by words"
     printer.echo(f"sessions like {found.ref} ({how}):", err=True)
     for session in found.sessions:
-        facts = [session.agent, short_path(session.project), local_time(session.last_activity_at)]
-        line = " · ".join([session.session_title, *(f for f in facts if f)])
-        printer.echo(f"{session.similarity:.2f}  {line}  {session.ref}")
+        printer.echo(f"{session.similarity:.2f}  {printer.line(session)}")
     printer.echo(printer.summary(len(found.sessions), None))
