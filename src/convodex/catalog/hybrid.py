@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+from convodex import semantic
 from convodex.catalog import vectors
 from convodex.catalog.db import Catalog
 from convodex.catalog.plan import Plan
@@ -40,8 +41,6 @@ SEMANTIC_WEIGHT = 0.05
 # Nearest parts looked at before filters, and kept after them.
 NEAREST = 500
 SEMANTIC_HEAD = 10
-# Only parts this close to the nearest one's cosine (None: the whole head).
-SEMANTIC_MARGIN: float | None = None
 
 
 def check_mode(mode: str) -> str:
@@ -76,10 +75,7 @@ class Fusion:
         if not found:
             return []
         admitted = self._admitted(plan, [address for address, _ in found])
-        kept = [(a, s) for a, s in found if a in admitted][:SEMANTIC_HEAD]
-        if kept and SEMANTIC_MARGIN is not None:
-            kept = [(a, s) for a, s in kept if s >= kept[0][1] - SEMANTIC_MARGIN]
-        return kept
+        return [(a, s) for a, s in found if a in admitted][:SEMANTIC_HEAD]
 
     def _admitted(self, plan: Plan, addresses: list[int]) -> set[int]:
         """The addresses the plan's filters keep: its conditions on ``documents.rowid``
@@ -117,7 +113,7 @@ def prepare(catalog: Catalog, mode: str, grouped: bool) -> tuple[Fusion | None, 
     if check_mode(mode) == "lexical":
         return None, None
     asked = mode == "hybrid"
-    if vectors.switched_off():
+    if semantic.switched_off():
         return None, "semantic search is off (CONVODEX_SEMANTIC=off)" if asked else None
     if not grouped:
         note = "hybrid search ranks sessions; one hit per document (--no-group) is lexical"

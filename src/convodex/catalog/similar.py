@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import Any
 
 import msgspec
 
@@ -68,7 +67,7 @@ def similar(
     scored: list[tuple[int, float]] = []
     used = "lexical"
     if fusion is not None:
-        scored = _by_meaning(catalog, fusion.model, source_id, count)
+        scored = _by_meaning(catalog, source_id, count)
         used = "hybrid" if scored else "lexical"
     if not scored:
         scored = _by_words(catalog, texts, source_id, count, runtime)
@@ -81,9 +80,7 @@ def similar(
     return SimilarPage(ref=ref.session_id, sessions=sessions, mode=used, mode_note=note)
 
 
-def _by_meaning(
-    catalog: Catalog, model: Any, source_id: int, count: int
-) -> list[tuple[int, float]]:
+def _by_meaning(catalog: Catalog, source_id: int, count: int) -> list[tuple[int, float]]:
     import numpy as np
 
     found = vectors.matrix(catalog)

@@ -38,8 +38,8 @@ if TYPE_CHECKING:
 
 EMBEDDED_KINDS = ("user_text", "assistant_text")
 # Parts shorter than this say too little to place by meaning ("ok", "yes, do it"):
-# 32 keeps 77% of the parts of 24 (vectors 5.1% → about 4% of a 1 GB corpus) and
-# the same bench_quality figures (overall hit@1 / hit@5 0.79 / 0.88).
+# 32 keeps 77% of the parts of 24 (the vectors of the 64 MB benchmark: 5.0% → 3.9% of
+# the corpus) and the same bench_quality figures (overall hit@1 / hit@5 0.79 / 0.88).
 MIN_CHARS = 32
 # Texts embedded at once, and sources committed in one transaction.
 EMBED_BATCH = 256
@@ -331,17 +331,6 @@ def addresses_of_sources(db: sqlite3.Connection, source_ids: Sequence[int]) -> l
     return out
 
 
-def switched_off() -> bool:
-    """``CONVODEX_SEMANTIC=off``: no embeddings computed, every search lexical."""
-    return semantic.switched_off()
-
-
-def semantic_enabled() -> bool:
-    """Embeddings are computed unless switched off (and the extra is installed:
-    without it nothing is imported, nothing said)."""
-    return semantic.wanted()
-
-
 def embed_if_enabled(
     catalog: Catalog,
     should_stop: Callable[[], bool] | None = None,
@@ -349,7 +338,7 @@ def embed_if_enabled(
 ) -> EmbedStats | None:
     """The embedding pass after indexing, when semantic search is installed and on;
     None when it is not, or the model cannot load (logged once by its class)."""
-    if catalog.mode == "degraded" or not semantic_enabled():
+    if catalog.mode == "degraded" or not semantic.wanted():
         return None
     try:
         if not pending_sources(catalog.db):
