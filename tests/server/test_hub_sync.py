@@ -9,7 +9,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -371,14 +370,12 @@ def test_background_sync_tells_an_unreachable_hub_once(
     monkeypatch.setenv("CONVODEX_HOME", str(tmp_path / "data"))
     desk = _machine(tmp_path, "desk")
     desk.write("s-1", "/work/app", "a question", "an answer")
-    # A port held by this test, bound and never listening: every connection is refused
-    # for as long as the test runs (a port only found free could be another test
-    # suite's server by the time the sync tries it).
-    sessions = [desk.sessions]
-    with socket.socket() as held, HistoryService.open(tmp_path / "cache", sessions) as service:
-        held.bind(("127.0.0.1", 0))
-        gone = f"http://127.0.0.1:{held.getsockname()[1]}"
-        settings = HubSettings(url=gone, token="cdx_secret_token", machine="desk")
+    # Port 1: privileged, outside the ephemeral range, nothing listens there. A port only
+    # found free can be another test suite's server by the time the sync tries it, and a
+    # bound port that never listens can be reached by a connection to itself.
+    gone = "http://127.0.0.1:1"
+    settings = HubSettings(url=gone, token="cdx_secret_token", machine="desk")
+    with HistoryService.open(tmp_path / "cache", [desk.sessions]) as service:
         service.index()
         background = BackgroundSync(service, settings, 0.01)
         stop = background.start()
