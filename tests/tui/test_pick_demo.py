@@ -3,8 +3,12 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
+from convodex import config
+from convodex.catalog.db import recorded_roots
+from convodex.catalog.demo import DEMO_ROOT
 from helpers import CliRun
 from tui.terminal import Terminal, convodex_command, invoice_history, picker_env
 
@@ -40,3 +44,24 @@ def test_the_picker_over_your_own_sessions_does_not(
     assert not status_line(screen).startswith("demo")
     terminal.keys("Escape")
     terminal.wait_for("picker-exit=0", "the picker to quit")
+
+
+def test_the_picker_with_no_sessions_shows_the_demo(
+    terminal: Terminal, cache_dir: Path, tmp_path: Path
+) -> None:
+    """No ``--root`` and no session under an empty HOME: like ``make run`` and ``serve``,
+    the picker indexes the bundled demo into its own catalog (``<cache>/demo``, never
+    the user's) and says "demo" in its status line."""
+    home = tmp_path / "empty-home"
+    home.mkdir()
+    env = picker_env(HOME=str(home))
+    args = ["pick", "migration", "--cache-dir", str(cache_dir)]
+    terminal.start(convodex_command(env, args, "echo picker-exit=$?; sleep 60"))
+    terminal.ready()
+    screen = terminal.wait(lambda s: bool(re.search(r"\b[1-9]\d* hits? in ", s)), "the demo's hits")
+    assert status_line(screen).startswith("demo · ")
+    assert "migrat" in screen.lower()
+    terminal.keys("Escape")
+    terminal.wait_for("picker-exit=0", "the picker to quit")
+    assert not config.catalog_path(cache_dir).exists(), "the user's catalog stays untouched"
+    assert recorded_roots(config.catalog_path(cache_dir / "demo")) == [DEMO_ROOT.resolve()]

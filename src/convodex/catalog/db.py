@@ -225,6 +225,20 @@ def open_current(path: Path) -> Catalog | None:
 
 def recorded_roots(path: Path) -> list[Path]:
     """Roots a catalog file knows, read-only; none when it cannot be read."""
+    return _read_roots(path, "SELECT path FROM roots ORDER BY id")
+
+
+def roots_with_sources(path: Path) -> list[Path]:
+    """The recorded roots a catalog file has found a source under, read-only; none
+    when it cannot be read (whether the user has sessions there at all)."""
+    return _read_roots(
+        path,
+        "SELECT path FROM roots r WHERE EXISTS (SELECT 1 FROM sources s WHERE s.root_id = r.id)"
+        " ORDER BY id",
+    )
+
+
+def _read_roots(path: Path, sql: str) -> list[Path]:
     if not path.is_file():
         return []
     try:
@@ -232,7 +246,7 @@ def recorded_roots(path: Path) -> list[Path]:
     except sqlite3.Error:
         return []
     try:
-        return [Path(row[0]) for row in db.execute("SELECT path FROM roots ORDER BY id")]
+        return [Path(row[0]) for row in db.execute(sql)]
     except sqlite3.Error:
         return []
     finally:

@@ -173,12 +173,27 @@ def roots_or_demo(given: tuple[str, ...]) -> tuple[list[Path], bool]:
     return [DEMO_ROOT.resolve()], True
 
 
+def shows_demo(cache_dir: Path | None) -> bool:
+    """Whether an unscoped surface (the picker) shows the bundled demo: the user's
+    catalog holds no session outside it and no default root holds one (``serve``'s
+    rule; a catalog of the user's sessions answers without the scan)."""
+    from convodex import config
+    from convodex.catalog.db import roots_with_sources
+    from convodex.catalog.demo import without_demo
+
+    if without_demo(roots_with_sources(config.catalog_path(cache_dir))):
+        return False
+    return roots_or_demo(())[1]
+
+
 def demo_cache_dir(cache_dir: Path | None) -> Path:
     """The demo corpus's own catalog, beside (never inside) the user's: demo sessions
-    must not outrank the user's own later, nor stay among the roots a reindex keeps."""
+    must not outrank the user's own later, nor stay among the roots a reindex keeps.
+    A cache directory that is the demo's already stays itself."""
     from convodex import config
 
-    return config.cache_root(cache_dir) / "demo"
+    root = config.cache_root(cache_dir)
+    return root if root.name == "demo" else root / "demo"
 
 
 @contextlib.contextmanager

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from convodex.cli.options import root_options, roots_or_defaults
+from convodex.cli.options import demo_cache_dir, root_options, roots_or_defaults, shows_demo
 from convodex.cli.stopping import Stopped, stops_cleanly
 
 if TYPE_CHECKING:
@@ -65,6 +65,7 @@ def pick(
     query = " ".join(words)
     # The search box at once, before the catalog's modules load.
     with early_screen(query) as screen:
+        from convodex.catalog.demo import DEMO_ROOT
         from convodex.catalog.plan import agent_name
         from convodex.catalog.service import Background, HistoryService
         from convodex.tui.state import PAGE, Filters, first_look, first_page, search_thread
@@ -74,6 +75,11 @@ def pick(
         # background indexing, which starts after the first results (finding them imports
         # every format's reader, which the first search does not need).
         root_list = roots_or_defaults(roots) if scoped else []
+        # No sessions of the user's anywhere: the bundled demo, in its own catalog, as
+        # ``serve`` (``make run``) shows it; its answers say "demo".
+        demo = not scoped and shows_demo(cache_dir)
+        if demo:
+            cache_dir = demo_cache_dir(cache_dir)
         background = Background(listen_for_hints=False)
         cwd = os.getcwd()
         filters = Filters.start(agent_name(agent) if agent else None, here, sort, cwd)
@@ -93,7 +99,9 @@ def pick(
                 show_first_results(screen, first, query, filters)
 
             def start_indexing() -> None:
-                if not scoped:
+                if demo:
+                    service.roots = [DEMO_ROOT.resolve()]
+                elif not scoped:
                     service.roots = roots_or_defaults(())
                 service.start()
 
