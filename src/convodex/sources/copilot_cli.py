@@ -22,6 +22,7 @@ from typing import Any, BinaryIO
 
 import msgspec
 
+from convodex.sources import drift
 from convodex.sources.base import (
     Budget,
     NamedResultsFormat,
@@ -38,6 +39,45 @@ from convodex.sources.jsonl import decoded_lines, line_messages, line_records, r
 NAME = "copilot_cli"
 EVENTS_FILE = "events.jsonl"
 MESSAGE_TYPES = frozenset({"user.message", "assistant.message", "tool.execution_complete"})
+# Every other event type the CLI writes (its SDK's session-events schema and real logs):
+# any type not here is format drift (``drift``), and one of the user's or the
+# assistant's with a ``content`` string keeps that text.
+EVENT_TYPES = (
+    MESSAGE_TYPES
+    | {
+        f"session.{name}"
+        for name in (
+            "start resume error idle title_changed info warning model_change mode_changed "
+            "plan_changed workspace_file_changed handoff truncation snapshot_rewind shutdown "
+            "compaction_start compaction_complete usage_info usage_checkpoint auto_mode_resolved "
+            "context_changed"
+        ).split()
+    }
+    | {
+        "assistant.turn_start",
+        "assistant.turn_end",
+        "assistant.intent",
+        "assistant.reasoning",
+        "assistant.reasoning_delta",
+        "assistant.thinking",
+        "assistant.message_delta",
+        "assistant.usage",
+        "tool.execution_start",
+        "tool.execution_partial_result",
+        "tool.execution_progress",
+        "tool.user_requested",
+        "skill.invoked",
+        "subagent.started",
+        "subagent.completed",
+        "subagent.failed",
+        "subagent.selected",
+        "hook.start",
+        "hook.end",
+        "system.message",
+        "system.notification",
+        "abort",
+    }
+)
 
 
 class _Request(msgspec.Struct):
@@ -101,16 +141,22 @@ def _message(
     event: _Event, offset: int, length: int, index: int, names: dict[str, str] | None = None
 ) -> SourceMessage | None:
     data = event.data
-    if data is None or event.type not in MESSAGE_TYPES:
-        if event.type == "tool.execution_start" and data and data.toolCallId and data.toolName:
+    kind = event.type
+    if kind is not None and kind not in EVENT_TYPES:
+        drift.note(drift.RECORD, kind)
+        family = kind.partition(".")[0]
+        if family in ("user", "assistant") and data and isinstance(data.content, str):
+            kind = f"{family}.message"  # a new kind of message: its words are kept
+    if data is None or kind not in MESSAGE_TYPES:
+        if kind == "tool.execution_start" and data and data.toolCallId and data.toolName:
             if names is not None:
                 names.setdefault(data.toolCallId, data.toolName)
         return None
     parts = Parts(names)
-    if event.type == "user.message":
+    if kind == "user.message":
         role = "user"
         parts.text(data.content)
-    elif event.type == "assistant.message":
+    elif kind == "assistant.message":
         role = "assistant"
         parts.text(data.content)
         for request in data.toolRequests or ():

@@ -32,7 +32,7 @@ from urllib.parse import unquote, urlparse
 
 import msgspec
 
-from convodex.sources import jsonspan
+from convodex.sources import drift, jsonspan
 from convodex.sources.base import (
     Budget,
     LineError,
@@ -48,6 +48,40 @@ from convodex.sources.jsonl import decoded_lines, error_class
 NAME = "copilot_vscode"
 SESSION_DIRS = frozenset({"chatSessions", "emptyWindowChatSessions", "transferredChatSessions"})
 _TEXT_KINDS = frozenset({"markdownContent", "markdownVuln"})
+# The other response parts the Chat view writes (VS Code's chat progress kinds): any
+# kind not here is format drift (``drift``), its ``value``/``content``/``text`` kept.
+RESPONSE_KINDS = _TEXT_KINDS | {
+    "toolInvocationSerialized",
+    "toolInvocation",
+    "prepareToolInvocation",
+    "inlineReference",
+    "thinking",
+    "codeblockUri",
+    "codeCitation",
+    "textEditGroup",
+    "notebookEditGroup",
+    "undoStop",
+    "progressMessage",
+    "progressTask",
+    "progressTaskSerialized",
+    "progressTaskResult",
+    "confirmation",
+    "elicitation",
+    "elicitationSerialized",
+    "command",
+    "extensions",
+    "warning",
+    "treeData",
+    "multiDiffData",
+    "mcpServersStarting",
+    "pullRequest",
+    "reference",
+    "references",
+    "agentDetection",
+    "clearToPreviousToolInvocation",
+}
+# The operation log's kinds: the full state, set, push or splice, delete.
+OP_KINDS = frozenset({0, 1, 2, 3})
 
 
 class _Request(msgspec.Struct):
@@ -142,6 +176,9 @@ def _message(request: _Request, offset: int, length: int, index: int) -> SourceM
                 run.append(_text(item))
             elif kind == "inlineReference":  # a file named inside the prose
                 run.append(_reference(item.get("inlineReference"), item.get("name")))
+            elif kind is not None and kind not in RESPONSE_KINDS:
+                drift.note(drift.BLOCK, kind)
+                run.append(_text(item))
         parts.text("".join(run))
     created = None if request.timestamp is None else int(request.timestamp)
     role, docs = parts.build(role)
@@ -218,6 +255,8 @@ def _replay(path: Path, budget: Budget) -> _Replay:
     state: dict[str, Any] = {}
     origins: list[tuple[int, int]] = []
     for offset, length, _, op in decoded_lines(path, result, budget, _decode_op):
+        if op.kind not in OP_KINDS:
+            drift.note(drift.RECORD, f"op.{op.kind}")
         _apply(state, op)
         requests = state.get("requests")
         _origins(origins, op, (offset, length), len(requests) if isinstance(requests, list) else 0)

@@ -35,7 +35,7 @@ from urllib.parse import unquote, urlparse
 import msgspec
 
 from convodex.errors import SourceError
-from convodex.sources import sqlitedb
+from convodex.sources import drift, sqlitedb
 from convodex.sources.base import (
     LOCATOR_CHECKPOINT,
     Budget,
@@ -65,6 +65,11 @@ _CALLS = frozenset({"tool_use", "tool_call", "tool-call"})
 _RESULTS = frozenset({"tool_result", "tool-result"})
 _TEXT_KEYS = ("text", "content", "result", "output")
 _NO_TEXT_TYPES = frozenset({"thinking", "redacted_thinking", "reasoning", "image"})
+# The roles, blocks and marker lines the agent writes: any other is format drift
+# (``drift``), counted, and an unknown block's visible text is kept.
+ROLES = frozenset({"user", "assistant", "tool", "system"})
+BLOCKS = _CALLS | _RESULTS | _NO_TEXT_TYPES | {"text"}
+LINE_TYPES = frozenset({"turn_ended"})
 _QUERY = re.compile(r"<user_query>\s*(.*?)\s*</user_query>", re.S)
 _INJECTED = re.compile(r"<(user_info|attached_files|system_reminder)>.*?</\1>\s*", re.S)
 # Protobuf field numbers of a root blob.
@@ -78,6 +83,7 @@ class _Body(msgspec.Struct):
 
 class _Line(msgspec.Struct):
     role: str | None = None
+    type: str | None = None
     message: _Body | None = None
 
 
@@ -116,7 +122,9 @@ def _result_text(value: Any) -> str:
 
 def documents(role: str, content: Any) -> tuple[str, list[Document]]:
     """Role and documents of one message's content (a string or a list of blocks)."""
-    if role not in ("user", "assistant", "tool"):
+    if role and role not in ROLES:
+        drift.note(drift.RECORD, role)  # a new kind of message: its words are kept
+    elif role not in ("user", "assistant", "tool"):
         return role, []
     texts: list[str] = []
     docs: list[Document] = []
@@ -139,6 +147,9 @@ def documents(role: str, content: Any) -> tuple[str, list[Document]]:
             value = next((block[k] for k in ("content", "result", "output") if k in block), None)
             flagged = block.get("is_error") is True or block.get("isError") is True
             docs.append(tool_result_document(len(docs) + 1, name, _result_text(value), flagged))
+        elif kind not in BLOCKS:
+            drift.note(drift.BLOCK, kind)
+            texts.append(nested_text(block, _TEXT_KEYS, _NO_TEXT_TYPES))
     text = "\n".join(t for t in texts if t)
     if role == "user":
         text = user_text(text)
@@ -162,6 +173,8 @@ def _read_transcript(path: Path, result: ReadResult, budget: Budget) -> Iterator
     budget.check(path, "log", os.stat(path).st_size)
     for offset, length, _, value in decoded_lines(path, result, budget, _decode_line):
         if value.role is None:
+            if value.type not in LINE_TYPES:
+                drift.note(drift.RECORD, value.type)
             continue  # turn markers and other non-message lines
         message = _line_message(value, offset, length, result.next_index)
         result.next_index += 1

@@ -31,7 +31,7 @@ from typing import Any
 import msgspec
 
 from convodex.errors import SourceError
-from convodex.sources import sqlitedb
+from convodex.sources import drift, sqlitedb
 from convodex.sources.base import (
     LOCATOR_CHECKPOINT,
     Budget,
@@ -92,6 +92,9 @@ class _Name(msgspec.Struct):
     name: str | None = None
 
 
+# The bubble types Cursor writes; any other is format drift (``drift``).
+BUBBLE_ROLES = {1: "user", 2: "assistant"}
+
 _decode_bubble = msgspec.json.Decoder(_Bubble).decode
 _decode_composer = msgspec.json.Decoder(_Composer).decode
 _decode_name = msgspec.json.Decoder(_Name).decode
@@ -99,8 +102,11 @@ _decode_name = msgspec.json.Decoder(_Name).decode
 
 def documents(bubble: _Bubble) -> tuple[str, list[Document]]:
     """Role and documents of one bubble: its text, and a tool call with its result."""
-    role = {1: "user", 2: "assistant"}.get(bubble.type or 0, "")
+    role = BUBBLE_ROLES.get(bubble.type or 0, "")
     docs: list[Document] = []
+    if not role and bubble.type is not None:
+        drift.note(drift.RECORD, f"bubble.{bubble.type}")  # a new kind: its words are kept
+        role = "assistant"
     if not role:
         return role, docs
     if isinstance(bubble.text, str) and bubble.text.strip():

@@ -41,7 +41,7 @@ from typing import Any, TypeVar
 import msgspec
 
 from convodex.errors import SourceError
-from convodex.sources import sqlitedb
+from convodex.sources import drift, sqlitedb
 from convodex.sources.base import (
     LOCATOR_CHECKPOINT,
     Budget,
@@ -70,6 +70,13 @@ DATABASE = "opencode.db"
 # OpenCode's placeholder titles, replaced once it has named the session.
 _DEFAULT_TITLE = re.compile(
     r"^(?:New session|Child session) - \d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$"
+)
+# The message roles and part types OpenCode writes (its ``MessageV2``): any other is
+# format drift (``drift``), and a part's ``text`` is kept.
+ROLES = frozenset({"user", "assistant"})
+PART_TYPES = frozenset(
+    {"text", "reasoning", "tool", "file", "subtask", "agent", "snapshot", "patch", "retry"}
+    | {"step-start", "step-finish", "compaction"}
 )
 # What an OpenCode data directory holds besides its sessions (never sources).
 _DATA_DIRS = frozenset({"snapshot", "log", "bin", "tool-output", "worktree"})
@@ -169,7 +176,9 @@ def _tool_documents(first: int, part: _Part) -> list[Document]:
 def documents(info: _Info, parts: list[_Part]) -> tuple[str, list[Document]]:
     """Role and documents of one message from its info and its parts, in order."""
     role = info.role or ""
-    if role not in ("user", "assistant") or (role == "assistant" and info.summary is True):
+    if role and role not in ROLES:
+        drift.note(drift.RECORD, role)  # a new kind of message: its text is kept
+    if not role or (role == "assistant" and info.summary is True):
         return role, []
     texts: list[str] = []
     docs: list[Document] = []
@@ -182,6 +191,10 @@ def documents(info: _Info, parts: list[_Part]) -> tuple[str, list[Document]]:
         elif part.type == "subtask" and part.prompt:
             task = {"agent": part.agent, "description": part.description, "prompt": part.prompt}
             docs.append(tool_call_document(len(docs) + 1, "subtask", task))
+        elif part.type not in PART_TYPES:
+            drift.note(drift.BLOCK, part.type)
+            if isinstance(part.text, str):
+                texts.append(part.text)
     text = "\n".join(texts)
     if text.strip():
         docs.insert(0, Document(0, "user_text" if role == "user" else "assistant_text", text))

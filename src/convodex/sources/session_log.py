@@ -14,6 +14,7 @@ from typing import Any, BinaryIO
 
 import msgspec
 
+from convodex.sources import drift
 from convodex.sources.base import (
     Budget,
     LineError,
@@ -37,6 +38,12 @@ NAME = "session_log"
 EXCLUDED_SUFFIXES = (".events.jsonl", ".turns.jsonl", ".conflicts.jsonl", ".guardian.jsonl")
 ARCHIVE_DIR_NAMES = frozenset({"archive", "archived", "archived_sessions"})
 _SKIPPED_ROLES = frozenset({"system", "developer"})
+# Any other role, and any content part of a type not listed, is format drift (``drift``):
+# counted, and its text kept as the agent's.
+ROLES = _SKIPPED_ROLES | {"user", "assistant", "tool"}
+PART_TYPES = frozenset(
+    {"text", "thinking", "reasoning", "image", "image_url", "input_audio", "file", "refusal"}
+)
 _META_ORIGINS = frozenset({"pinned", "context", "system", "injected"})
 _SKIP_CHUNK = 1024 * 1024
 _LINE_PROBE = 64 * 1024
@@ -133,6 +140,8 @@ def content_text(content: Any) -> str:
             if isinstance(part, str):
                 texts.append(part)
             elif isinstance(part, dict):
+                if part.get("type") not in PART_TYPES:
+                    drift.note(drift.BLOCK, part.get("type"))
                 text = part.get("text")
                 if isinstance(text, str) and part.get("type") not in ("thinking", "reasoning"):
                     texts.append(text)
@@ -157,8 +166,10 @@ def documents_of(record: _Record, tool_names: dict[str, str]) -> list[Document] 
             tool_result_document(0, name, content_text(record.content), bool(record.is_error))
         )
         return docs
-    if role not in ("user", "assistant"):
-        raise RecordError("unknown role")
+    if role not in ROLES:
+        drift.note(drift.RECORD, role)
+        text = content_text(record.content)
+        return [_text_document("assistant", text)] if text.strip() else []
     text = content_text(record.content)
     if text.strip():
         docs.append(_text_document(role, text))

@@ -27,7 +27,7 @@ from typing import Any
 import msgspec
 
 from convodex.errors import SourceError
-from convodex.sources import sqlitedb
+from convodex.sources import drift, sqlitedb
 from convodex.sources.base import (
     LOCATOR_CHECKPOINT,
     Budget,
@@ -49,6 +49,13 @@ DATABASE = "threads.db"
 POSITION_BITS = 24
 _POSITION_MASK = (1 << POSITION_BITS) - 1
 _THREAD_COLUMNS = frozenset({"id", "data_type", "data"})
+# The enum variants and segment types Zed writes (``thread.rs``): any other is format
+# drift (``drift``), counted with its text kept. A mention's file body is not the
+# conversation's words; an image has none.
+MESSAGE_TAGS = frozenset({"User", "Agent", "Resume"})
+USER_PARTS = frozenset({"Text", "Image", "Mention"})
+AGENT_PARTS = frozenset({"Text", "Thinking", "RedactedThinking", "ToolUse"})
+SEGMENT_TYPES = frozenset({"text", "thinking", "redacted_thinking"})
 _ROWS = "SELECT rowid, * FROM threads ORDER BY updated_at, id"
 _ROW = "SELECT rowid, * FROM threads WHERE rowid = ?"
 
@@ -93,6 +100,14 @@ def _result_text(content: Any) -> str:
     return block_text(content) if tag is None else block_text(value)
 
 
+def _unknown(parts: Parts, kind: Any, body: Any) -> None:
+    """A content part of a kind not known: counted (``drift``), its text kept."""
+    drift.note(drift.BLOCK, kind)
+    if isinstance(body, dict):
+        body = body.get("text", body.get("content"))
+    parts.text(block_text(body))
+
+
 class _Thread:
     """One thread's messages as (role, parts) in order, positions kept."""
 
@@ -110,9 +125,20 @@ class _Thread:
                     kind, text = _tag(item)
                     if kind == "Text":
                         parts.text(text)
+                    elif kind not in USER_PARTS:
+                        _unknown(parts, kind, text)
                 self.messages.append((position << 1, "user", parts))
             elif tag == "Agent" and isinstance(value, dict):
                 self._agent(position, value)
+            elif tag not in MESSAGE_TAGS:
+                drift.note(drift.RECORD, tag)
+                if isinstance(value, dict):  # a new kind of message: its words are kept
+                    parts = Parts()
+                    for item in value.get("content") or ():
+                        kind, text = _tag(item)
+                        if kind == "Text":
+                            parts.text(text)
+                    self.messages.append((position << 1, "assistant", parts))
 
     def _agent(self, position: int, value: dict[str, Any]) -> None:
         parts = Parts()
@@ -122,6 +148,8 @@ class _Thread:
                 parts.text(body)
             elif kind == "ToolUse" and isinstance(body, dict):
                 parts.call(body.get("id"), body.get("name"), body.get("input"))
+            elif kind not in AGENT_PARTS:
+                _unknown(parts, kind, body)
         self.messages.append((position << 1, "assistant", parts))
         results = value.get("tool_results")
         if isinstance(results, dict) and results:
@@ -138,6 +166,8 @@ class _Thread:
         for segment in message.get("segments") or ():
             if isinstance(segment, dict) and segment.get("type") == "text":
                 parts.text(segment.get("text"))
+            elif isinstance(segment, dict) and segment.get("type") not in SEGMENT_TYPES:
+                _unknown(parts, segment.get("type"), segment.get("text"))
         for use in message.get("tool_uses") or ():
             if isinstance(use, dict):
                 parts.call(use.get("id"), use.get("name"), use.get("input"))
