@@ -156,3 +156,22 @@ def test_stream_json_logs_saved_under_other_names(tmp_path: Path, cli) -> None: 
     assert (out["stats"]["sources"], out["stats"]["failed"]) == (2, 0)
     found = hits(cli, "multiline", "--include-subagents")
     assert {Path(h["sessionPath"]).name for h in found} == {"run.log", "nightly.ndjson"}
+
+
+def test_a_declared_droid_root_takes_stream_json_logs_by_content(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    """`--root DIR:droid` finds `droid exec` stream-json saved as `.log`/`.ndjson` by the
+    same bounded sniff as an undeclared root, and leaves other logs alone."""
+    logs = tmp_path / "ci"
+    logs.mkdir()
+    stream = DROID / "agent-sessions-stream_json_large.jsonl"
+    shutil.copy(stream, logs / "run.log")
+    shutil.copy(stream, logs / "nightly.ndjson")
+    (logs / "build.log").write_text("compiling multiline\nerror: multiline failed\n", "utf-8")
+    (logs / "events.ndjson").write_text('{"level":"info","msg":"multiline"}\n', "utf-8")
+    (logs / "core.log").write_bytes(b"\x00\xff" * (1 << 20))
+    assert detect(logs / "run.log", 0, "droid") == "droid"
+    assert detect(logs / "build.log", 0, "droid") is None
+    out = as_json(cli("index", "--root", f"{logs}:droid", "--json"))
+    assert (out["stats"]["sources"], out["stats"]["failed"]) == (2, 0)
+    found = hits(cli, "multiline", "--include-subagents")
+    assert {Path(h["sessionPath"]).name for h in found} == {"run.log", "nightly.ndjson"}

@@ -80,7 +80,7 @@ SNIFF_BYTES = 64 * 1024
 SIDECAR_SUFFIXES = (".meta.json", ".jsonl.meta")
 # Where ``droid exec --output-format stream-json`` output is often redirected: such a
 # file is a source only when its first record is a stream-json event (``droid``).
-STREAM_LOG_SUFFIXES = (".ndjson", ".log")
+STREAM_LOG_SUFFIXES = droid.STREAM_LOG_SUFFIXES
 # The file names a scan looks at (besides the exact names formats list).
 SCANNED_SUFFIXES = (".jsonl", ".json", *STREAM_LOG_SUFFIXES)
 CLAUDE_LINE_TYPES = frozenset(
@@ -264,7 +264,8 @@ def _sniff(path: Path) -> str | None:
         with open_source(path) as handle:
             if path.name.endswith(STREAM_LOG_SUFFIXES):
                 # Any log may be this big and binary: one bounded read, its first line.
-                return droid.NAME if droid.opens_stream(handle.read(SNIFF_BYTES)) else None
+                head = handle.read(droid.STREAM_SNIFF_BYTES)
+                return droid.NAME if droid.opens_stream(head) else None
             if path.name.endswith(".json"):
                 head = handle.read(SNIFF_BYTES)
                 return next((fmt for rx, fmt in _JSON_HINTS if rx.search(head)), None)

@@ -34,6 +34,7 @@ from convodex.sources.base import (
     SourceMessage,
     Support,
     messages_at,
+    open_source,
 )
 from convodex.sources.claude_code import parse_time
 from convodex.sources.content import Parts, ToolUses, block_text
@@ -42,6 +43,11 @@ from convodex.sources.tree import chain_to
 
 NAME = "droid"
 STREAM_TYPES = frozenset({"system", "message", "tool_call", "tool_result", "completion", "error"})
+# Where ``droid exec --output-format stream-json`` output is often redirected: such a
+# file is a source only when its first record is a stream-json event.
+STREAM_LOG_SUFFIXES = (".ndjson", ".log")
+# One bounded read decides: any log may be big and binary.
+STREAM_SNIFF_BYTES = 64 * 1024
 _REMINDERS = re.compile(r"^(?:\s*<system-reminder>.*?</system-reminder>)+\s*", re.S | re.I)
 
 
@@ -250,6 +256,17 @@ class DroidFormat(NamedResultsFormat):
 
     loader = staticmethod(_load)
     call_names = staticmethod(_call_names)
+
+    def claims(self, path: Path, fixed: bool) -> bool | None:
+        """Under a droid root, a ``.log``/``.ndjson`` file is a source when it opens a
+        stream-json log (as anywhere else, ``discover``); ``.jsonl`` as usual."""
+        if not fixed or not path.name.endswith(STREAM_LOG_SUFFIXES):
+            return None
+        try:
+            with open_source(path) as handle:
+                return opens_stream(handle.read(STREAM_SNIFF_BYTES))
+        except OSError:
+            return False
 
     def read(self, path: Path, result: ReadResult, budget: Budget) -> Iterator[SourceMessage]:
         budget.check(path, "log", os.stat(path).st_size)
