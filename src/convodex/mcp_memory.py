@@ -124,11 +124,13 @@ def definitions() -> list[dict[str, Any]]:
 
 
 def progress_line(progress: Progress) -> str | None:
-    """The first line of a result whose index is not complete (or holds nothing), else
-    None: the library's progress sentence."""
+    """The first line of a result whose index is not complete (or holds nothing), or
+    that the bundled demo is in the answers, else None: the library's sentences."""
+    from convodex.catalog.demo import note, sentence
+
     if progress.state == "complete" and progress.total > 0:
-        return None
-    return progress_sentence(progress)
+        return note(progress)
+    return sentence(progress, progress_sentence(progress))
 
 
 def iso_time(epoch_ms: int | None) -> str | None:

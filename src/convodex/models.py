@@ -51,6 +51,7 @@ __all__ = [
 ]
 
 ProgressState = Literal["empty", "indexing", "complete", "degraded"]
+DemoShare = Literal["only", "mixed"]
 
 
 class Model(msgspec.Struct, rename="camel", kw_only=True):
@@ -69,9 +70,10 @@ class Progress(Model):
     pending: int
     failed: int
     revision: int
-    # The answers come from the bundled demo corpus (its own catalog), not the user's
-    # sessions: every surface says so (``catalog.demo``). Left out otherwise.
-    demo: bool | UnsetType = UNSET
+    # The bundled demo corpus is in the answers: all of them (``only``: its own catalog)
+    # or among the user's (``mixed``: an older version indexed it there); every surface
+    # says so (``catalog.demo``). Left out otherwise.
+    demo: DemoShare | UnsetType = UNSET
 
 
 class ContextMessage(Model):

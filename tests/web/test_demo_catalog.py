@@ -5,17 +5,23 @@ plain ``convodex index``."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import anyio
 import httpx
+import mcp_types as types
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
 from playwright.sync_api import expect
 
 from convodex import config
 from convodex.catalog.db import recorded_roots
-from convodex.catalog.demo import DEMO_ROOT, NOTE
+from convodex.catalog.demo import DEMO_ROOT, MIXED_NOTE, NOTE
+from convodex.mcp import TOOL_NAME
 from helpers import CliRun, as_json, write_session
 from web.page_helpers import browser_page, free_port
 
@@ -54,9 +60,9 @@ def test_answers_from_the_demo_say_so(tmp_path: Path, cache_dir: Path, cli: CliR
     assert text.exit_code == 0 and "migrat" in text.stdout.lower()
     assert NOTE in text.stderr
     found = as_json(cli("search", "migration", "--json", *demo, cache=False))
-    assert found["hits"] and found["progress"]["demo"] is True
+    assert found["hits"] and found["progress"]["demo"] == "only"
     listed = as_json(cli("recent", "--json", *demo, cache=False))
-    assert listed["sessions"] and listed["progress"]["demo"] is True
+    assert listed["sessions"] and listed["progress"]["demo"] == "only"
 
     # The user's own catalog: no such word anywhere.
     mine = tmp_path / "mine"
@@ -110,7 +116,7 @@ def test_the_page_says_demo(tmp_path: Path, cache_dir: Path) -> None:
                 pass
             assert time.monotonic() < deadline, "serve never indexed the demo"
             time.sleep(0.05)
-        assert state["demo"] is True and state["sentence"].startswith(NOTE)
+        assert state["demo"] == "only" and state["sentence"].startswith(NOTE)
         with browser_page() as page:
             page.goto(base + "/")
             expect(page.locator("#progress-text")).to_contain_text(NOTE)
@@ -121,3 +127,102 @@ def test_the_page_says_demo(tmp_path: Path, cache_dir: Path) -> None:
         assert server.stdout is not None and server.stderr is not None
         server.stdout.close()
         server.stderr.close()
+
+
+def mixed_catalog(tmp_path: Path, cli: CliRun) -> Path:
+    """A user catalog an older version indexed the demo into, beside the user's own."""
+    mine = tmp_path / "mine"
+    write_session(mine, "mine", SESSION)
+    assert cli("index", "--root", str(DEMO_ROOT), "--root", str(mine)).exit_code == 0
+    return mine
+
+
+def test_answers_from_a_catalog_the_demo_is_mixed_into_say_so(
+    tmp_path: Path, cache_dir: Path, cli: CliRun
+) -> None:
+    """Until the next plain ``index`` drops it, the demo ranks among the user's own
+    sessions: every answer says it is in there and how to drop it."""
+    mixed_catalog(tmp_path, cli)
+    text = cli("search", "rotate")
+    assert text.exit_code == 0 and "rotate" in text.stdout
+    assert MIXED_NOTE in text.stderr and NOTE not in text.stderr
+    found = as_json(cli("search", "migration", "--json"))
+    assert found["hits"] and found["progress"]["demo"] == "mixed"
+    listed = as_json(cli("recent", "--json"))
+    assert listed["sessions"] and listed["progress"]["demo"] == "mixed"
+    assert MIXED_NOTE in cli("recent").stderr
+    # Scoped to the user's own root, the answers hold no demo session: nothing to say.
+    scoped = as_json(cli("search", "rotate", "--json", "--root", str(tmp_path / "mine")))
+    assert scoped["hits"] and "demo" not in scoped["progress"]
+    # Once a plain index has dropped it, nothing is said.
+    assert cli("index").exit_code == 0
+    after = cli("search", "rotate")
+    assert after.exit_code == 0 and "demo" not in after.stderr
+
+
+def test_status_of_a_catalog_the_demo_is_mixed_into_says_so(
+    tmp_path: Path, cache_dir: Path, cli: CliRun
+) -> None:
+    mine = mixed_catalog(tmp_path, cli)
+    port = free_port()
+    argv = [sys.executable, "-m", "convodex", "serve", "--port", str(port), "--root", str(mine)]
+    server = subprocess.Popen(
+        [*argv, "--cache-dir", str(cache_dir)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + DEADLINE
+        while True:
+            assert server.poll() is None, server.communicate()
+            try:
+                state = httpx.get(f"http://127.0.0.1:{port}/status", timeout=5).json()
+                break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, "serve never answered"
+            time.sleep(0.05)
+        assert state["demo"] == "mixed" and state["sentence"].startswith(MIXED_NOTE)
+    finally:
+        server.terminate()
+        server.wait(DEADLINE)
+        assert server.stdout is not None and server.stderr is not None
+        server.stdout.close()
+        server.stderr.close()
+
+
+def test_mcp_answers_from_a_catalog_the_demo_is_mixed_into_say_so(
+    tmp_path: Path, cache_dir: Path, cli: CliRun
+) -> None:
+    """The agent asking over MCP is told too: the first line of the answer."""
+    mixed_catalog(tmp_path, cli)
+    home = tmp_path / "empty-home"
+    home.mkdir()
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "convodex", "mcp", "--cache-dir", str(cache_dir)],
+        env={
+            "HOME": str(home),
+            "CONVODEX_HOME": str(tmp_path / "home"),
+            "CONVODEX_CACHE_HOME": str(tmp_path / "default-cache"),
+        },
+    )
+    answers: list[str] = []
+
+    async def main() -> None:
+        with open(tmp_path / "mcp-stderr.txt", "w", encoding="utf-8") as err:
+            async with (
+                stdio_client(params, errlog=err) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                with anyio.fail_after(DEADLINE):
+                    result = await session.call_tool(TOOL_NAME, {"query": "rotate"})
+        assert isinstance(result.content[0], types.TextContent)
+        answers.append(result.content[0].text)
+
+    anyio.run(main)
+    first, _, body = answers[0].partition("\n")
+    assert first.startswith(MIXED_NOTE)
+    assert json.loads(body)["hits"]

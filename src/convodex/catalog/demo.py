@@ -2,7 +2,8 @@
 there are no sessions of yours yet, indexed into a catalog of its own.
 
 It stays a demo: answers from it say so on every surface (``progress.demo``, and the
-line ``NOTE``), and a user catalog an older version recorded it in drops it.
+line ``NOTE``); a user catalog an older version recorded it in says so too
+(``MIXED_NOTE``) until the next plain ``index`` drops it.
 """
 
 from __future__ import annotations
@@ -13,13 +14,19 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from convodex.models import Progress, ReindexReport
+from convodex.models import DemoShare, Progress, ReindexReport
 
 if TYPE_CHECKING:
     from convodex.sources.roots import Root
 
 DEMO_ROOT = Path(__file__).parents[1] / "demo"
 NOTE = "demo: these answers come from the bundled demo corpus, not your sessions"
+# An older version indexed the demo into the user's own catalog, beside the user's roots:
+# until a plain ``index`` drops it, its sessions rank among the user's.
+MIXED_NOTE = (
+    "demo: this catalog also holds the bundled demo corpus (an older version indexed it"
+    " here); `convodex index` drops it"
+)
 
 
 def is_demo(root: Path) -> bool:
@@ -27,10 +34,14 @@ def is_demo(root: Path) -> bool:
     return Path(root).resolve() == DEMO_ROOT.resolve()
 
 
-def only_demo(roots: Iterable[Path]) -> bool:
-    """Whether these roots are the demo corpus alone: what is found there is a demo."""
+def share(roots: Iterable[Path]) -> DemoShare | None:
+    """What of the answers from these roots is the demo's: all of them (``only``), some
+    (``mixed``: an older version indexed it beside the user's roots), or none."""
     given = list(roots)
-    return bool(given) and all(is_demo(root) for root in given)
+    demo = sum(1 for root in given if is_demo(root))
+    if not demo:
+        return None
+    return "only" if demo == len(given) else "mixed"
 
 
 def without_demo(roots: Iterable[Path]) -> list[Path]:
@@ -38,14 +49,23 @@ def without_demo(roots: Iterable[Path]) -> list[Path]:
     return [root for root in roots if not is_demo(root)]
 
 
-def labelled(progress: Progress) -> Progress:
-    """``progress`` of answers from the demo: marked, for every surface to say so."""
-    return msgspec.structs.replace(progress, demo=True)
+def labelled(progress: Progress, part: DemoShare | None) -> Progress:
+    """``progress`` of answers the demo has ``part`` in: marked, for every surface to
+    say so."""
+    return progress if part is None else msgspec.structs.replace(progress, demo=part)
+
+
+def note(progress: Progress) -> str | None:
+    """The line that says the demo is in the answers, if it is."""
+    if progress.demo == "only":
+        return NOTE
+    return MIXED_NOTE if progress.demo == "mixed" else None
 
 
 def sentence(progress: Progress, said: str) -> str:
-    """``said`` (the progress sentence), after the demo's note when it is the demo's."""
-    return f"{NOTE}; {said}" if progress.demo is True else said
+    """``said`` (the progress sentence), after the demo's note when the demo is in it."""
+    line = note(progress)
+    return said if line is None else f"{line}; {said}"
 
 
 def kept_roots(known: Iterable[Path]) -> list[Root]:

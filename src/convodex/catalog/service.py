@@ -45,6 +45,7 @@ from convodex.errors import ConvodexError, SourceError
 from convodex.models import (
     AroundResult,
     ContextMessage,
+    DemoShare,
     Event,
     FailedSource,
     IndexStats,
@@ -282,24 +283,23 @@ class HistoryService:
 
         return self._said(self._guarded(run))
 
-    def demo(self) -> bool:
-        """Whether answers come from the bundled demo corpus alone (its own catalog,
-        which ``serve`` and ``demo`` open when there are no sessions of yours)."""
-        from convodex.catalog.demo import only_demo
+    def demo(self) -> DemoShare | None:
+        """How much of the answers is the bundled demo's: all (its own catalog, opened
+        when you have no sessions), some (an older version indexed it into yours)."""
+        from convodex.catalog.demo import share
 
         if self.scope is not None:
-            return only_demo(self.scope)
+            return share(self.scope)
         try:
-            roots = root_paths(self.reader())
+            return share(root_paths(self.reader()))
         except (sqlite3.Error, ConvodexError):
-            return False
-        return only_demo(roots)
+            return None
 
     def _said(self, state: Progress) -> Progress:
-        """``state``, marked when the answers are the demo's (every surface says so)."""
+        """``state``, marked when the demo is in the answers (every surface says so)."""
         from convodex.catalog.demo import labelled
 
-        return labelled(state) if self.demo() else state
+        return labelled(state, self.demo())
 
     def find_source(self, session_id: str | None, path: str | None) -> tuple[str, str]:
         """(path, format) of a session by id (its newest source) or by transcript path.

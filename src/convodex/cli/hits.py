@@ -53,12 +53,13 @@ def describe_progress(state: Progress) -> str | None:
     """A line for stderr when the index is not complete, else None: the library's
     progress sentence with what to do about it; answers from the bundled demo say so
     first, always."""
-    from convodex.catalog.demo import NOTE
+    from convodex.catalog.demo import note
 
-    note = _index_note(state)
-    if state.demo is True:
-        return NOTE if note is None else f"{NOTE}; {note}"
-    return note
+    said = _index_note(state)
+    demo = note(state)
+    if demo is not None:
+        return demo if said is None else f"{demo}; {said}"
+    return said
 
 
 def _index_note(state: Progress) -> str | None:

@@ -166,10 +166,16 @@ def page_summary(page: SearchPage) -> str:
     return f"{len(page.hits)}{more} hits in {sessions} sessions"
 
 
+# The status line's word for a catalog an older version indexed the demo into, beside
+# the user's own sessions (``catalog.demo``'s ``mixed``).
+MIXED_LABEL = "demo mixed in (convodex index drops it)"
+
+
 def status(error: str | None, found: str, progress: Progress | None, filters: Filters) -> str:
-    """The status line: "demo" for the bundled demo's answers, the results or the
-    error, how far the index is, the filters."""
-    pieces = ["demo"] if progress is not None and progress.demo is True else []
+    """The status line: "demo" for the bundled demo's answers (or that it is mixed in),
+    the results or the error, how far the index is, the filters."""
+    demo = progress.demo if progress is not None else None
+    pieces = ["demo"] if demo == "only" else [MIXED_LABEL] if demo == "mixed" else []
     if error:
         pieces.append(f"error: {error}")
     elif found:
