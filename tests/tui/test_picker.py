@@ -5,12 +5,14 @@ chosen session (the same code ``convodex pick`` runs, ending in a stub agent).""
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from rich.text import Text
 from textual.pilot import Pilot
 from textual.widgets import Input, OptionList, Static
@@ -215,3 +217,76 @@ def test_typing_always_edits_and_actions_return_to_the_picker(
     asyncio.run(drive())
     app.close()
     catalog.close()
+
+
+def test_copy_comes_back_and_the_project_is_chosen_from_a_list(
+    tmp_path: Path, catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-Y copies the hit's resume command through the desktop's clipboard tool and
+    the picker stays; Ctrl-P lists the projects (any, this directory's, the hits') and
+    the one chosen filters the hits."""
+    roots, workspace = corpus(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    write_claude_session(
+        tmp_path / "claude",
+        "c1aude00-0000-4000-8000-000000000003",
+        str(elsewhere),
+        [("user", "the invoices migration needs a backfill", T0 + 9000)],
+    )
+    Indexer(catalog).run(roots)
+    # A clipboard tool of the desktop's (pbcopy is tried without a display): it keeps
+    # what it was given.
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    clipboard = tmp_path / "clipboard.txt"
+    pbcopy = tools / "pbcopy"
+    pbcopy.write_text(f"#!/bin/sh\ncat > {clipboard}\n", "utf-8")
+    pbcopy.chmod(0o755)
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    monkeypatch.setenv("PATH", f"{tools}:{os.environ.get('PATH', '')}")
+    service = HistoryService(catalog, roots, scope=roots)
+    app = Picker(service, index=False, cwd=str(workspace))
+    status = app.query_one
+
+    async def drive() -> None:
+        async with app.run_test(size=(140, 40)) as pilot:
+            await pilot.press(*"rollback")
+            await until(pilot, lambda: len(app.hits) == 1, "the rollback hit")
+            await pilot.press("ctrl+y")
+            command = f"cd {workspace} && codex resume c0dex000-0000-4000-8000-000000000002"
+            await until(
+                pilot,
+                lambda: clipboard.is_file() and clipboard.read_text("utf-8") == command,
+                "the resume command on the clipboard",
+            )
+            assert app.is_running
+
+            await pilot.press(*["backspace"] * 8, *"migration")
+            await until(pilot, lambda: len({h.session_id for h in app.hits.values()}) == 3, "3")
+            await pilot.press("ctrl+p")
+            await until(pilot, lambda: isinstance(app.screen, Choices), "the projects")
+            listed = app.screen.query_one(OptionList)
+            prompts = [str(listed.get_option_at_index(i).prompt) for i in range(3)]
+            assert prompts[0] == "any project" and prompts[1].startswith("this directory's")
+            assert prompts[1].endswith("shop") and prompts[2].endswith("elsewhere")
+            await pilot.press("down", "enter")  # this directory's
+            await until(
+                pilot,
+                lambda: (
+                    {h.session_id for h in app.hits.values()}
+                    == {
+                        "c1aude00-0000-4000-8000-000000000001",
+                        "c0dex000-0000-4000-8000-000000000002",
+                    }
+                ),
+                "this directory's hits only",
+            )
+            assert "project: shop" in shown(status("#status", Static))
+            await pilot.press("escape")
+
+    asyncio.run(drive())
+    app.close()
+    catalog.close()
+    assert app.return_value is not None and app.return_value.copied is None
