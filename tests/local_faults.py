@@ -10,11 +10,14 @@ import contextlib
 import errno
 import json
 import os
+import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from convodex.config import catalog_path
 from convodex.sqlite import sqlite3
@@ -27,16 +30,18 @@ def convodex(
     timeout: float = CLI_TIMEOUT,
     env: dict[str, str] | None = None,
     prelude: str = "",
+    within: Sequence[str] = (),
 ) -> subprocess.CompletedProcess[str]:
     """Run the real ``convodex`` in a new process; a hang fails at ``timeout``.
 
     ``prelude`` is Python run first in that process (a resource limit, a lowered
-    threshold), before the CLI starts as ``convodex``.
+    threshold), before the CLI starts as ``convodex``; ``within`` is a command it runs
+    under (``read_only_file_system``).
     """
     code = f"{prelude}\nimport sys\nfrom convodex.cli.main import main\n"
     code += "sys.argv[0] = 'convodex'\nmain()"
     return subprocess.run(
-        [sys.executable, "-c", code, *args],
+        [*within, sys.executable, "-c", code, *args],
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -98,6 +103,23 @@ def released_fifo(path: Path) -> Iterator[Path]:
                     break  # no reader waiting (or it is gone)
                 raise
             os.close(fd)
+
+
+def read_only_file_system(folder: Path) -> list[str]:
+    """A command prefix: what follows runs with ``folder`` on a read-only file system
+    (a read-only bind mount, in a user and mount namespace of its own)."""
+    if shutil.which("unshare") is None or shutil.which("mount") is None:
+        pytest.fail(
+            "unshare and mount are missing: install util-linux (apt-get install util-linux)"
+        )
+    probe = subprocess.run(["unshare", "-rm", "true"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        pytest.fail(
+            "unshare -rm failed: this kernel forbids user namespaces"
+            f" (sysctl kernel.unprivileged_userns_clone=1): {probe.stderr.strip()}"
+        )
+    script = 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" "$1" && shift && exec "$@"'
+    return ["unshare", "-rm", "sh", "-c", script, "sh", str(folder)]
 
 
 def limited(max_bytes: int) -> str:

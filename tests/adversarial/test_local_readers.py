@@ -17,7 +17,7 @@ from pathlib import Path
 
 from convodex.config import catalog_path
 from helpers import write_session
-from local_faults import convodex, hit_paths, limited, ok_json, words
+from local_faults import convodex, hit_paths, limited, ok_json, read_only_file_system, words
 
 SEARCHES = 8
 
@@ -42,6 +42,41 @@ def test_a_search_on_a_full_disk_answers_and_says_why(tmp_path: Path, root: Path
     assert "20 recent sessions may be missing" in note and "could not be refreshed: " in note
     assert "full" in note
     assert "Traceback" not in found.stderr
+
+
+def test_a_search_on_a_read_only_file_system_answers_and_says_why(
+    tmp_path: Path, root: Path
+) -> None:
+    """The cache on a file system mounted read-only: before, the catalog was set aside
+    for an empty one in memory, and the search said ``no hits`` and "the index is
+    empty"."""
+    cache = tmp_path / "cache"
+    write_session(root, "first", [{"role": "user", "content": "walrus before the remount"}])
+    args = ("--root", str(root), "--cache-dir", str(cache))
+    ok_json(convodex("index", "--json", *args))
+    for n in range(3):
+        write_session(root, f"new{n}", [{"role": "user", "content": f"walrus {n} after it"}])
+    within = read_only_file_system(cache)
+    found = convodex("search", "walrus", "--json", *args, within=within)
+    assert found.returncode == 0, found.stderr
+    assert hit_paths(json.loads(found.stdout)) == {"first.jsonl"}
+    assert "Traceback" not in found.stderr
+    (note,) = [line for line in found.stderr.splitlines() if "may be missing" in line]
+    assert note.startswith("3 recent sessions may be missing (the catalog could not be refreshed")
+    assert "read-only" in note and "not writable" in note
+    listed = convodex("recent", "--json", *args, within=within)
+    assert listed.returncode == 0, listed.stderr
+    assert [s["sessionId"] for s in json.loads(listed.stdout)["sessions"]] == ["first"]
+    doctor = convodex("doctor", "catalogs", "--cache-dir", str(cache), within=within)
+    assert doctor.returncode == 0 and "mode: degraded" in doctor.stdout, doctor.stdout
+    assert "integrity: ok" in doctor.stdout and "1 ok" in doctor.stdout
+    # An index there says why it cannot write, in one line, and changes nothing.
+    refused = convodex("index", *args, within=within)
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr
+    assert "read-only" in refused.stderr and "not writable" in refused.stderr
+    assert hit_paths(ok_json(convodex("search", "walrus", "--json", "--no-refresh", *args))) == {
+        "first.jsonl"
+    }
 
 
 def test_many_searches_at_once_all_answer_beside_a_writer(tmp_path: Path, root: Path) -> None:

@@ -27,6 +27,7 @@ import msgspec
 from convodex import config
 from convodex.catalog import shutdown
 from convodex.catalog.files import (
+    NOT_WRITABLE,
     private_dir,
     private_files,
     quarantine,
@@ -77,17 +78,24 @@ class Catalog(msgspec.Struct, weakref=True, eq=False):
     # How long a write waits out another process's (``transaction``); the freshness
     # check of a search sets 0 for its writes: a reader never waits for a writer.
     write_wait: float | None = None
+    # Opened without the WAL's shared-memory file (``open_unwritable``): so is every
+    # other connection to it (``connect_again``).
+    immutable: bool = False
 
     @property
     def writable(self) -> bool:
         return self.mode != "degraded"
+
+    def connect_again(self) -> sqlite3.Connection:
+        """Another connection to this catalog's file, opened the way this one was."""
+        return connect(str(self.path), read_only=not self.writable, immutable=self.immutable)
 
     def require_writable(self) -> None:
         """Refuse a write cleanly in degraded mode, before anything is touched."""
         if not self.writable:
             raise CatalogError(
                 f"the catalog at {self.path} is read-only (degraded mode: {self.note}); "
-                "it was left untouched: use the newer convodex, or move the file aside"
+                "it was left untouched"
             )
 
     def close(self) -> None:
@@ -253,16 +261,18 @@ def _read_roots(path: Path, sql: str) -> list[Path]:
         db.close()
 
 
-def connect(target: str, *, read_only: bool = False) -> sqlite3.Connection:
+def connect(target: str, *, read_only: bool = False, immutable: bool = False) -> sqlite3.Connection:
+    """``immutable``: read-only, and without the WAL's shared-memory file (on a file
+    system that cannot be written SQLite cannot create one)."""
     if SQLITE_VERSION < MIN_SQLITE:
         raise CatalogError(
             f"SQLite {'.'.join(map(str, SQLITE_VERSION))} is too old for the catalog; "
             "install pysqlite3-binary or a Python built with SQLite >= 3.43"
         )
-    if read_only:
+    if read_only or immutable:
         import urllib.parse
 
-        uri = f"file:{urllib.parse.quote(target)}?mode=ro"
+        uri = f"file:{urllib.parse.quote(target)}?mode=ro" + ("&immutable=1" if immutable else "")
         db = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
     else:
         db = sqlite3.connect(target, isolation_level=None, check_same_thread=False)
@@ -473,7 +483,30 @@ def open_degraded(path: Path, version: int) -> Catalog:
     """A catalog from a newer build: read-only, untouched, searchable as far as it goes."""
     db = connect(str(path), read_only=True)
     note = f"schema {version} is newer than this build's {SCHEMA_VERSION}"
-    return Catalog(db, path, "degraded", note=note)
+    return Catalog(db, path, "degraded", note=f"{note}: use the newer convodex, or move it aside")
+
+
+def open_unwritable(path: Path, why: str) -> Catalog | None:
+    """The catalog file where this process cannot write (a read-only file system, a
+    directory not its own), read-only: answers come from it as it is, and a write is
+    refused saying ``why``. None when there is no file of this build's schema."""
+    if not path.is_file():
+        return None
+    for immutable in (False, True):  # without a shared-memory file if none can be made
+        try:
+            db = connect(str(path), read_only=True, immutable=immutable)
+        except sqlite3.Error:
+            continue
+        try:
+            version = read_schema(db)
+        except sqlite3.Error:
+            db.close()
+            continue
+        if version != SCHEMA_VERSION:
+            db.close()
+            return None
+        return Catalog(db, path, "degraded", note=why, immutable=immutable)
+    return None
 
 
 def open_catalog(
@@ -494,6 +527,8 @@ def open_catalog(
             private_dir(path.parent)
         except OSError as exc:
             reason = f"the cache directory cannot be created ({type(exc).__name__})"
+    if reason == NOT_WRITABLE:
+        return open_unwritable(path, reason) or open_memory_catalog(reason)
     if reason is not None:
         return open_memory_catalog(reason)
     if check is None:
@@ -531,9 +566,8 @@ def _open_disk(path: Path, check: bool) -> Catalog:
                     f"the catalog at {path} is locked by another process; try again"
                 ) from exc
             if is_access_problem(exc):
-                return open_memory_catalog(
-                    f"the catalog file cannot be opened for writing ({type(exc).__name__})"
-                )
+                why = f"the catalog file cannot be opened for writing ({type(exc).__name__})"
+                return open_unwritable(path, why) or open_memory_catalog(why)
             if is_disk_problem(exc):
                 raise catalog_error(exc, path) from exc
             if attempt or not path.exists():

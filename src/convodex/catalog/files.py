@@ -120,6 +120,10 @@ def remote_filesystem(path: str | os.PathLike[str], mountinfo: str | None = None
     return None
 
 
+# A cache directory this process cannot write: a catalog already there is read as it is.
+NOT_WRITABLE = "the cache directory is not writable"
+
+
 def unusable_reason(folder: Path, mountinfo: str | None = None) -> str | None:
     """Why a cache directory cannot hold the catalog file, or ``None`` when it can."""
     remote = remote_filesystem(folder, mountinfo)
@@ -131,7 +135,7 @@ def unusable_reason(folder: Path, mountinfo: str | None = None) -> str | None:
     if not probe.is_dir():
         return "the cache directory path is not a directory"
     if not os.access(probe, os.W_OK | os.X_OK):
-        return "the cache directory is not writable"
+        return NOT_WRITABLE
     return None
 
 

@@ -173,7 +173,7 @@ def refresh(
     todo = [path for _, path in found.paths]
     result = Refresh(checked=found.checked, stale=len(todo), complete=found.complete)
     if todo and not catalog.writable:
-        result.reason = "the catalog is read-only"
+        result.reason = "the catalog is read-only" + (f": {catalog.note}" if catalog.note else "")
     elif todo:
         from convodex.catalog.indexer import Indexer
 

@@ -18,11 +18,13 @@ from convodex.catalog.db import (
     SCHEMA_VERSION,
     connect,
     open_file,
+    open_unwritable,
     read_revision,
     stored_user_version,
 )
 from convodex.catalog.failures import failed_sources
 from convodex.catalog.files import (
+    NOT_WRITABLE,
     QUARANTINE_MARK,
     REBUILD_MARK,
     private_dir,
@@ -90,7 +92,8 @@ def doctor_history(
         note=None,
     )
     reason = unusable_reason(path.parent, mountinfo)
-    if reason is not None:
+    unwritable = reason == NOT_WRITABLE and report.exists
+    if reason is not None and not unwritable:
         report.mode, report.note = "memory", f"{reason}: catalogs live in memory only"
         return report
     if not report.exists:
@@ -98,7 +101,14 @@ def doctor_history(
         report.note = "no catalog yet: `convodex index` creates it"
         return report
     try:
-        db = connect(str(path), read_only=True)
+        if unwritable:  # searches answer from it as it is (``open_unwritable``)
+            report.mode, report.note = "degraded", f"{reason}: read as it is, never written"
+            kept = open_unwritable(path, NOT_WRITABLE)
+            if kept is None:
+                raise sqlite3.OperationalError("not a catalog of this build's schema")
+            db = kept.db
+        else:
+            db = connect(str(path), read_only=True)
     except sqlite3.Error as exc:
         report.integrity, report.note = "unreadable", f"cannot open: {type(exc).__name__}"
         return report

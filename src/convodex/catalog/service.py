@@ -30,7 +30,6 @@ from convodex import config
 from convodex.catalog.db import (
     Catalog,
     catalog_error,
-    connect,
     is_corruption,
     open_catalog,
     open_current,
@@ -216,13 +215,13 @@ class HistoryService:
             catalog = None
         if catalog is None:
             # Already opened (and migrated) by the owner: a plain connection suffices,
-            # read-only when the catalog is degraded.
-            degraded = owner.mode == "degraded"
+            # opened as the owner's was (read-only when the catalog is degraded).
             catalog = Catalog(
-                connect(str(owner.path), read_only=degraded),
+                owner.connect_again(),
                 owner.path,
                 owner.mode,
                 generation=owner.generation,
+                immutable=owner.immutable,
             )
             self._local.catalog = catalog
             with self._readers_lock:

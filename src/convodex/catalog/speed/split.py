@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from convodex.catalog.db import Catalog, connect, read_revision
+from convodex.catalog.db import Catalog, read_revision
 from convodex.sqlite import sqlite3
 
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ class Spares:
         with self._lock:
             db = self._idle.pop() if self._idle else None
         if db is None:
-            db = connect(str(catalog.path), read_only=catalog.mode == "degraded")
+            db = catalog.connect_again()
         try:
             yield db
         except sqlite3.Error:

@@ -29,13 +29,14 @@ from convodex.models import SearchPage
 _searchers: tuple[Searcher, Searcher] | None = None
 
 
-def _open(path: str, mode: Mode, settings: Accelerators) -> None:
+def _open(path: str, mode: Mode, immutable: bool, settings: Accelerators) -> None:
     """Worker start: one connection to the catalog for the worker's whole life, and
     the serving process's accelerators but the workers themselves. The serving
     process decides when its workers stop (``children``)."""
     global _searchers
     leave_signals_to_parent()
-    catalog = Catalog(connect(path, read_only=mode == "degraded"), Path(path), mode)
+    db = connect(path, read_only=mode == "degraded", immutable=immutable)
+    catalog = Catalog(db, Path(path), mode, immutable=immutable)
     speed = Wing(msgspec.structs.replace(settings, search_workers=0))
     _searchers = (Searcher(catalog, speed=speed), Searcher(catalog, speed=speed.using(shares=1)))
 
@@ -62,7 +63,7 @@ class SearchPool:
             max_workers=workers,
             mp_context=multiprocessing.get_context("spawn"),
             initializer=_open,
-            initargs=(str(catalog.path), catalog.mode, settings),
+            initargs=(str(catalog.path), catalog.mode, catalog.immutable, settings),
         )
         self.settings = settings
         self.workers = workers
