@@ -13,8 +13,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent.parent
 
 
-def baseline(spec: str) -> Path:
-    """A directory whose ``src/convodex`` is the base's (run with ``PYTHONPATH=DIR/src``)."""
+def baseline(spec: str, parts: tuple[str, ...] = ("src",)) -> Path:
+    """A directory whose ``src/convodex`` is the base's (run with ``PYTHONPATH=DIR/src``);
+    ``parts``: the top-level folders of a revision exported (its ``bench`` too, to run its
+    own scripts)."""
     given = Path(spec).expanduser()
     if given.is_dir():
         if not (given / "src" / "convodex").is_dir():
@@ -31,7 +33,7 @@ def baseline(spec: str) -> Path:
     out = Path(tempfile.mkdtemp(prefix=f"convodex-base-{rev[:10]}-"))
     atexit.register(shutil.rmtree, out, True)
     archive = subprocess.run(
-        ["git", "-C", str(HERE), "archive", rev, "src"], capture_output=True, check=True
+        ["git", "-C", str(HERE), "archive", rev, *parts], capture_output=True, check=True
     ).stdout
     subprocess.run(["tar", "-x", "-C", str(out)], input=archive, check=True)
     print(f"base: {spec} = {rev[:10]} (exported to {out})")
