@@ -32,7 +32,7 @@ from convodex.sources.base import (
     read_at,
 )
 from convodex.sources.claude_code import parse_time
-from convodex.sources.content import Parts, ToolUses, block_text
+from convodex.sources.content import SILENT_BLOCKS, Parts, ToolUses, block_text
 from convodex.text.documents import arguments_text
 
 NAME = "amp"
@@ -115,6 +115,8 @@ def _parts(content: Any, parts: Parts) -> None:
         elif kind == "tool_result":
             text, failed = _result_text(block.get("run"))
             parts.result(block.get("toolUseID"), None, text, failed)
+        elif kind not in SILENT_BLOCKS:
+            parts.unknown(kind, block)
 
 
 def _created(msg: _Message) -> int | None:

@@ -24,7 +24,7 @@ from typing import Any, BinaryIO
 
 import msgspec
 
-from convodex.sources import events
+from convodex.sources import drift, events
 from convodex.sources.base import (
     Budget,
     ReadResult,
@@ -43,6 +43,9 @@ TRANSCRIPT = "transcript.jsonl"
 _CONTEXT_STEPS = frozenset(
     {"CONVERSATION_HISTORY", "CHECKPOINT", "EPHEMERAL_MESSAGE", "SYSTEM_MESSAGE"}
 )
+# Steps of a source other than the model that are known to hold nothing to search (any
+# model step is a tool's result, whatever its type); any other is format drift.
+_OTHER_STEPS = frozenset({"GENERIC"})
 _REQUEST = re.compile(r"<USER_REQUEST>\s*(.*?)\s*</USER_REQUEST>", re.S)
 _INJECTED = re.compile(r"<(ADDITIONAL_METADATA|USER_SETTINGS_CHANGE)>.*?</\1>\s*", re.S)
 
@@ -91,6 +94,9 @@ def _key(step: _Step) -> Hashable | None:
         return None
     if step.type == "ERROR_MESSAGE" or step.source == "MODEL":
         return ("tool",)
+    if step.type not in _OTHER_STEPS:
+        drift.note(drift.RECORD, step.type)  # a new kind of step: its text is kept
+        return ("tool",) if isinstance(step.content, str) and step.content.strip() else None
     return None
 
 

@@ -27,7 +27,7 @@ from typing import Any
 
 import msgspec
 
-from convodex.sources import jsonspan
+from convodex.sources import drift, jsonspan
 from convodex.sources.base import (
     Budget,
     LineError,
@@ -252,6 +252,15 @@ def _elements(buf: bytes, span: tuple[int, int]) -> list[tuple[int, int]]:
 
 _TEXT_KEYS = ("text", "content")
 _NO_TEXT_TYPES = frozenset(("thinking", "image", "redacted_thinking"))
+# Claude.ai blocks known to hold no words (the remaining-budget notice).
+CLAUDE_SILENT_BLOCKS = frozenset({"token_budget"})
+# ChatGPT's authors and content types; any other is format drift (``drift``).
+GPT_ROLES = frozenset({"user", "assistant", "system", "tool"})
+GPT_CONTENT_TYPES = frozenset(
+    {"text", "multimodal_text", "code", "execution_output", "thoughts", "reasoning_recap"}
+    | {"user_editable_context", "model_editable_context", "tether_browsing_display"}
+    | {"tether_quote", "system_error", "sonic_webpage", "computer_output"}
+)
 
 
 def _text(value: Any) -> str:
@@ -264,6 +273,10 @@ def gpt_documents(node: _GptNode) -> tuple[str, list[Document]]:
         return "", []
     role = msg.author.role or ""
     content = msg.content
+    if content.content_type is not None and content.content_type not in GPT_CONTENT_TYPES:
+        drift.note(drift.BLOCK, content.content_type)  # its text is kept below
+    if role and role not in GPT_ROLES:
+        drift.note(drift.RECORD, role)
     if content.content_type in ("thoughts", "reasoning_recap", "user_editable_context"):
         return role, []
     text = _text(content.parts) if content.parts is not None else _text(content.text)
@@ -271,7 +284,7 @@ def gpt_documents(node: _GptNode) -> tuple[str, list[Document]]:
         return role, [tool_result_document(0, msg.author.name, text)] if text else []
     if role == "assistant" and msg.recipient not in (None, "all"):
         return role, [tool_call_document(1, msg.recipient, text)]
-    if role not in ("user", "assistant") or not text.strip():
+    if role in GPT_ROLES - {"user", "assistant"} or not text.strip():
         return role, []
     return role, [Document(0, "user_text" if role == "user" else "assistant_text", text)]
 
@@ -299,9 +312,11 @@ def claude_documents(msg: _ClaudeMessage) -> tuple[str, list[Document]]:
             docs.append(
                 Document(len(docs) + 1, kind_name, clip_tool_text(output), block.get("name"))
             )
-        elif kind not in _NO_TEXT_TYPES:
-            # A block type this reader does not know (Claude.ai adds them): its text is
-            # kept, wherever it is nested, rather than the message indexing nothing.
+        elif kind not in _NO_TEXT_TYPES and kind not in CLAUDE_SILENT_BLOCKS:
+            # A block type this reader does not know (Claude.ai adds them): counted
+            # (``drift``), and its text kept wherever it is nested, rather than the
+            # message indexing nothing.
+            drift.note(drift.BLOCK, kind)
             texts.append(_text({key: block[key] for key in block if key != "type"}))
     if not any(texts) and not docs and msg.text:
         texts.append(msg.text)

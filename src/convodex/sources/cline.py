@@ -141,6 +141,11 @@ def _result_text(content: Any) -> str:
     return "\n".join(t for t in texts if t)
 
 
+# A user message's block types (Anthropic's, and the SDK's attached ``file``, which is
+# not the person's words); any other is format drift (``drift``).
+USER_BLOCKS = frozenset({"text", "tool_result", "image", "document", "file"})
+
+
 def _user_parts(content: Any, parts: Parts) -> None:
     """A user message: prompts, tool results (blocks or XML-era text), no injected context."""
     legacy: list[str] | None = None  # the text of an XML-era tool result being read
@@ -161,6 +166,9 @@ def _user_parts(content: Any, parts: Parts) -> None:
                 for i in items
             )
             parts.result(part.get("tool_use_id"), part.get("name"), _result_text(body), failed)
+            continue
+        if isinstance(part, dict) and part.get("type") not in USER_BLOCKS:
+            parts.unknown(part.get("type"), part)
             continue
         text = part.get("text") if isinstance(part, dict) and part.get("type") == "text" else part
         if not isinstance(text, str) or text.lstrip().startswith(_INJECTED):

@@ -41,27 +41,35 @@ from convodex.sources.claude_code import parse_time
 from convodex.sources.jsonl import decoded_lines, line_records
 from convodex.text.documents import (
     Document,
+    arguments_text,
     tool_call_document,
     tool_result_document,
 )
 
 NAME = "codex"
-CALL_TYPES = frozenset({"function_call", "custom_tool_call", "local_shell_call", "web_search_call"})
-OUTPUT_TYPES = frozenset({"function_call_output", "custom_tool_call_output", "function_result"})
+# ``tool_call``/``tool_result``: the generic shape other tools write into rollouts.
+CALL_TYPES = frozenset(
+    {"function_call", "custom_tool_call", "local_shell_call", "web_search_call", "tool_call"}
+)
+OUTPUT_TYPES = frozenset(
+    {"function_call_output", "custom_tool_call_output", "function_result", "tool_result"}
+)
 # What else is known, so anything new is counted as format drift (``drift``): line
 # types, response items that hold no message, and the content parts of a message.
 LINE_TYPES = frozenset(
     {"session_meta", "response_item", "event_msg", "turn_context", "compacted", "message"}
-    | {"reasoning"}
+    | {"reasoning", "world_state", "inter_agent_communication_metadata", "retained_context"}
+    | {"realtime_item"}
     | CALL_TYPES
     | OUTPUT_TYPES
 )
 SILENT_ITEMS = frozenset(
     {"reasoning", "tool_search_call", "tool_search_output", "image_generation_call"}
-    | {"ghost_snapshot", "compaction"}
+    | {"ghost_snapshot", "compaction", "agent_message"}
 )
 CONTENT_TYPES = frozenset(
     {"input_text", "output_text", "text", "input_image", "input_file", "refusal", "summary_text"}
+    | {"code"}
 )
 INJECTED_PREFIXES = (
     "<environment_context>",
@@ -308,13 +316,9 @@ def _load(
     created: int | None = None
     texts: list[str] = []
     docs: list[Document] = []
-    for body in raw.splitlines():
-        if not body.strip():
-            continue
-        try:
-            line = _decode_line(body)
-        except (msgspec.DecodeError, RecursionError):
-            continue
+    # A span's records, glued ones split (a turn's calls join its message's span).
+    lines = (rec for body in raw.splitlines() for rec in line_records(body, _decode_line))
+    for line in lines:
         pair = _item(line)
         if pair is None:
             continue
@@ -335,6 +339,8 @@ def _load(
         if kind == "output":
             content = item.output if item.output is not None else item.result
             text = _text(content)
+            if not text and isinstance(content, dict):
+                text = arguments_text(content)  # a structured result ({stdout, exitCode})
             name = item.name or (names or {}).get(item.call_id or "")
             docs.append(tool_result_document(0, name, text, _failed(text)))
             role = "tool"

@@ -93,8 +93,13 @@ class Parts:
                     content_text = block_text(part.get("content"))
                     self.result(part.get("tool_use_id"), part.get("name"), content_text, flagged)
                 elif kind not in SILENT_BLOCKS:
-                    drift.note(drift.BLOCK, kind)
-                    self.text(nested_text(part, ("text", "content"), SILENT_BLOCKS))
+                    self.unknown(kind, part)
+
+    def unknown(self, kind: Any, part: Any) -> None:
+        """A part of a type its reader does not know: counted (``drift``), its text
+        (under ``text`` or ``content``) kept, so its words are still found."""
+        drift.note(drift.BLOCK, kind)
+        self.text(nested_text(part, ("text", "content"), SILENT_BLOCKS))
 
     def build(self, role: str) -> tuple[str, list[Document]]:
         """The message's role and documents; a user message of only results is ``tool``."""

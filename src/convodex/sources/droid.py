@@ -26,6 +26,7 @@ from typing import Any, BinaryIO
 
 import msgspec
 
+from convodex.sources import drift
 from convodex.sources.base import (
     Budget,
     NamedResultsFormat,
@@ -43,6 +44,9 @@ from convodex.sources.tree import chain_to
 
 NAME = "droid"
 STREAM_TYPES = frozenset({"system", "message", "tool_call", "tool_result", "completion", "error"})
+# Records known to hold nothing to search (an empty completion too); any other type is
+# format drift (``drift``).
+SILENT_TYPES = frozenset({"session_start", "system", "error", "completion", "todo_state"})
 # Where ``droid exec --output-format stream-json`` output is often redirected: such a
 # file is a source only when its first record is a stream-json event.
 STREAM_LOG_SUFFIXES = (".ndjson", ".log")
@@ -170,8 +174,12 @@ def _message(
     elif rec.type == "completion" and rec.finalText:
         role = "assistant"
         parts.text(rec.finalText)
-    else:
+    elif rec.type in SILENT_TYPES or rec.type is None:
         return None  # session_start, system, error: not messages
+    else:
+        drift.note(drift.RECORD, rec.type)  # a new kind of event: its text is kept
+        role = "assistant"
+        parts.text(rec.text or (rec.content if isinstance(rec.content, str) else None))
     role, docs = parts.build(role)
     return SourceMessage(index, offset, length, role, _stamp(rec.timestamp), docs)
 

@@ -58,6 +58,13 @@ _SESSION_COLUMNS = frozenset({"id", "working_dir"})
 _MESSAGE_COLUMNS = frozenset({"session_id", "role", "content_json"})
 
 _decode_content = msgspec.json.Decoder(list[Any]).decode
+# The content types Goose writes (its ``MessageContent``); any other is format drift
+# (``drift``), counted with its text kept.
+CONTENT_TYPES = frozenset(
+    {"text", "image", "toolRequest", "toolResponse", "toolConfirmationRequest"}
+    | {"frontendToolRequest", "thinking", "redactedThinking", "contextLengthExceeded"}
+    | {"summarizationRequested", "conversationCompacted", "systemNotification"}
+)
 
 
 def _result(value: Any) -> tuple[str, bool]:
@@ -86,6 +93,8 @@ def documents(role: str, content: list[Any], names: dict[str, str]) -> tuple[str
         elif kind == "toolResponse":
             text, failed = _result(block.get("toolResult"))
             parts.result(block.get("id"), None, text, failed)
+        elif kind not in CONTENT_TYPES:
+            parts.unknown(kind, block)
     return parts.build(role)
 
 

@@ -20,6 +20,7 @@ from typing import Any, BinaryIO
 
 import msgspec
 
+from convodex.sources import drift
 from convodex.sources.base import (
     Budget,
     NamedResultsFormat,
@@ -35,6 +36,11 @@ from convodex.sources.jsonl import decoded_lines, line_messages, records_at
 NAME = "grok"
 HISTORY = "chat_history.jsonl"
 SUMMARY = "summary.json"
+
+
+# Row types known to hold nothing to search; a type neither these nor a message's is
+# format drift (``drift``).
+SILENT_TYPES = frozenset({"system", "reasoning"})
 
 
 class _Call(msgspec.Struct):
@@ -99,8 +105,12 @@ def _message(
         query = action.get("query") if isinstance(action, dict) else None
         parts.call(row.kind.get("id"), row.kind.get("tool_type"), query)
         role = "assistant"
-    else:
+    elif row.type in SILENT_TYPES:
         return None  # the system prompt and reasoning are not messages
+    else:
+        drift.note(drift.RECORD, row.type)  # a new kind of row: its text is kept
+        parts.text(row.content if isinstance(row.content, str) else block_text(row.content))
+        role = "assistant"
     role, docs = parts.build(role)
     return SourceMessage(index, offset, length, role, None, docs)
 

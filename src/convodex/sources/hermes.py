@@ -28,7 +28,7 @@ from typing import Any, BinaryIO
 import msgspec
 
 from convodex.errors import SourceError
-from convodex.sources import jsonspan, sqlitedb
+from convodex.sources import drift, jsonspan, sqlitedb
 from convodex.sources.base import (
     LOCATOR_CHECKPOINT,
     Budget,
@@ -77,6 +77,10 @@ _decode_snapshot = msgspec.json.Decoder(_Snapshot).decode
 _decode_any = msgspec.json.Decoder().decode
 
 
+# The roles Hermes writes; any other is format drift (``drift``).
+ROLES = frozenset({"user", "assistant", "tool", "system", "session_meta"})
+
+
 def _calls(value: Any) -> list[Any]:
     """``tool_calls`` as stored: a list, or (in the database) its JSON text."""
     if isinstance(value, str) and value.strip():
@@ -97,6 +101,10 @@ def documents(msg: _Message, names: dict[str, str]) -> tuple[str, list[Any]]:
             parts.result(msg.tool_call_id, msg.tool_name or msg.name, text)
         return "tool", parts.docs
     if role not in ("user", "assistant"):
+        if role and role not in ROLES:
+            drift.note(drift.RECORD, role)  # a new kind of message: its words are kept
+            parts.blocks(msg.content)
+            return role, parts.build("assistant")[1]
         return role, []
     parts.blocks(msg.content)
     for call in _calls(msg.tool_calls):

@@ -24,7 +24,7 @@ from typing import Any, BinaryIO
 
 import msgspec
 
-from convodex.sources import events
+from convodex.sources import drift, events
 from convodex.sources.base import (
     Budget,
     NamedResultsFormat,
@@ -43,6 +43,18 @@ NAME = "kimi"
 WIRE = "wire.jsonl"
 STATE = "state.json"
 MAIN = "main"
+# The wire's record types and loop event types (protocol 1.4, real wires): any other
+# is format drift (``drift``); so is a content part neither ``text`` nor ``think``.
+RECORD_TYPES = frozenset(
+    {"metadata", "config.update", "turn.prompt", "context.append_message"}
+    | {"context.append_loop_event", "context.apply_compaction", "llm.request"}
+    | {"llm.tools_snapshot", "usage.record", "permission.record_approval_result"}
+    | {"tools.set_active_tools", "plan_mode.enter", "plan_mode.exit"}
+    | {"full_compaction.begin", "full_compaction.complete"}
+)
+LOOP_TYPES = frozenset(
+    {"content.part", "step.begin", "step.end", "tool.call", "tool.result", "llm.request"}
+)
 
 
 class _Event(msgspec.Struct):
@@ -89,15 +101,23 @@ def _prompt(rec: _Event) -> dict[str, Any] | None:
 def _key(rec: _Event) -> Hashable | None:
     if _prompt(rec) is not None:
         return events.SOLO
+    if rec.type is not None and rec.type not in RECORD_TYPES:
+        drift.note(drift.RECORD, rec.type)
     event = _loop(rec)
     if event is None:
         return None
     kind = event.get("type")
+    if kind not in LOOP_TYPES:
+        drift.note(drift.RECORD, f"loop.{kind}")
     if kind == "content.part":
         part = event.get("part")
-        if not isinstance(part, dict) or part.get("type") != "text":
+        if not isinstance(part, dict) or part.get("type") == "think":
             return None  # thinking is never a document
-        return ("assistant", event.get("stepUuid"))
+        if part.get("type") != "text":
+            drift.note(drift.BLOCK, part.get("type"))
+            if not isinstance(part.get("text"), str):
+                return None
+        return ("assistant", event.get("stepUuid"))  # an unknown part keeps its text
     if kind == "tool.call":
         return ("assistant", event.get("stepUuid"))
     if kind == "tool.result":

@@ -25,7 +25,7 @@ from typing import Any, BinaryIO
 
 import msgspec
 
-from convodex.sources import jsonspan
+from convodex.sources import drift, jsonspan
 from convodex.sources.base import (
     Budget,
     NamedResultsFormat,
@@ -47,6 +47,8 @@ from convodex.text.documents import arguments_text
 NAME = "kiro"
 IDE = "kiro_ide"
 KINDS = frozenset({"Prompt", "AssistantMessage", "ToolResults"})
+# A message's content kinds; any other (and any other line kind) is format drift.
+CONTENT_KINDS = frozenset({"text", "toolUse", "toolResult", "image"})
 SESSIONS_DIR = "workspace-sessions"
 _PURPOSE = "__tool_use_purpose"  # why Kiro says it calls a tool: its own, not an argument
 
@@ -92,6 +94,8 @@ def _build(
     line: _Line, offset: int, length: int, index: int, names: dict[str, str]
 ) -> SourceMessage | None:
     if line.kind not in KINDS or line.data is None:
+        if line.kind is not None and line.kind not in KINDS:
+            drift.note(drift.RECORD, line.kind)
         return None
     parts = Parts(names)
     for block in line.data.content if isinstance(line.data.content, list) else ():
@@ -105,6 +109,8 @@ def _build(
         elif kind == "toolResult" and isinstance(data, dict):
             failed = data.get("status") not in (None, "success")
             parts.result(data.get("toolUseId"), None, _result_text(data.get("content")), failed)
+        elif kind not in CONTENT_KINDS:
+            parts.unknown(kind, data)
     role = {"Prompt": "user", "AssistantMessage": "assistant"}.get(line.kind, "tool")
     role, docs = parts.build("user" if role == "tool" else role)
     meta = line.data.meta

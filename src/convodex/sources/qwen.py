@@ -32,6 +32,7 @@ from typing import Any, BinaryIO
 import msgspec
 
 from convodex.errors import SourceError
+from convodex.sources import drift, gemini
 from convodex.sources.base import (
     Budget,
     ReadResult,
@@ -146,6 +147,8 @@ def _tree(path: Path, result: ReadResult, budget: Budget) -> _Tree:
     tree = _Tree()
     expected = _expected_id(path)
     for offset, length, _, meta in decoded_lines(path, result, budget, _decode_meta):
+        if meta.type is not None and meta.type not in RECORD_TYPES:
+            drift.note(drift.RECORD, meta.type)
         if not meta.uuid or not meta.sessionId or meta.type not in RECORD_TYPES:
             continue  # not a chat record
         session = meta.sessionId.lower()
@@ -241,6 +244,9 @@ def _message(records: list[_Record], offset: int, length: int, index: int) -> So
             call = part.get("functionCall")
             if isinstance(call, dict):
                 docs.call(call.get("id"), call.get("name"), call.get("args"))
+            elif part and gemini.PART_KEYS.isdisjoint(part):
+                name = next(iter(part))  # a Gemini-style part is named by its key
+                docs.unknown(name, part[name])
             else:
                 docs.text(part.get("text"))
         role = "assistant"
