@@ -28,7 +28,7 @@ def test_the_picker_says_demo(
     args = ["pick", "migration", "--no-index", "--cache-dir", str(cache_dir / "demo")]
     terminal.start(convodex_command(picker_env(), args, "echo picker-exit=$?; sleep 60"))
     terminal.ready()
-    screen = terminal.wait(lambda s: " hits in " in s, "the demo's hits")
+    screen = terminal.wait(lambda s: bool(re.search(r"\b[1-9]\d* hits? in ", s)), "the demo's hits")
     assert status_line(screen).startswith("demo · ")
     terminal.keys("Escape")
     terminal.wait_for("picker-exit=0", "the picker to quit")
@@ -41,7 +41,7 @@ def test_the_picker_over_your_own_sessions_does_not(
     args = ["pick", "invoice", "--no-index", "--root", root, "--cache-dir", str(cache_dir)]
     terminal.start(convodex_command(picker_env(), args, "echo picker-exit=$?; sleep 60"))
     terminal.ready()
-    screen = terminal.wait(lambda s: " hits in " in s, "the hits")
+    screen = terminal.wait(lambda s: bool(re.search(r"\b[1-9]\d* hits? in ", s)), "the hits")
     assert not status_line(screen).startswith("demo")
     terminal.keys("Escape")
     terminal.wait_for("picker-exit=0", "the picker to quit")

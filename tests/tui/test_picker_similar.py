@@ -55,7 +55,7 @@ def test_similar_lists_the_sessions_like_the_highlighted_one(
             query = app.query_one("#query", Input)
             query.value = "holds"  # one session has it: the migration one
             status = app.query_one("#status", Static)
-            await until(pilot, lambda: shown(status).startswith("1 hits in 1"), "the hit")
+            await until(pilot, lambda: shown(status).startswith("1 hit in 1 session · "), "the hit")
             preview = app.query_one("#preview", Static)
             await until(pilot, lambda: "holds a lock" in shown(preview), "its preview")
             await pilot.press("tab")

@@ -153,8 +153,8 @@ def _message(role: Span, text: str, query: Query | None) -> list[Span]:
 
 
 def page_summary(page: SearchPage) -> str:
-    """``50+ hits in 12 sessions``: the status line's first words once results are in;
-    ``12 recent sessions`` for a query of no words."""
+    """``50+ hits in 12 sessions`` (``1 hit in 1 session``): the status line's first
+    words once results are in; ``12 recent sessions`` for a query of no words."""
     if not page.hits and not isinstance(page.sessions, UnsetType):
         more = "+" if page.next_cursor else ""
         count = len(page.sessions)
@@ -163,7 +163,8 @@ def page_summary(page: SearchPage) -> str:
         return f"{count}{more} recent session{'' if count == 1 else 's'}"
     sessions = len({(h.session_id, h.session_path) for h in page.hits})
     more = "+" if page.next_cursor else ""
-    return f"{len(page.hits)}{more} hits in {sessions} sessions"
+    hits = f"{len(page.hits)}{more} hit{'' if len(page.hits) == 1 and not more else 's'}"
+    return f"{hits} in {sessions} session{'' if sessions == 1 else 's'}"
 
 
 # The status line's word for a catalog an older version indexed the demo into, beside
