@@ -156,9 +156,36 @@ def search_figures(db: Database, caller: Caller, repeat: int) -> None:
                 print(f"{name:8} {mode:8} {scope:8} {p50:8.1f} {p95:8.1f}  {hits}")
 
 
-def _sync_once(url: str, service: HistoryService, uploads: int, tmp: Path) -> tuple[float, Any]:
+def _cpu_seconds(pid: int) -> float:
+    """CPU time (user + system) of process ``pid`` and of its children it has waited
+    for (a PostgreSQL backend that exited is counted in the postmaster's)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return sum(int(v) for v in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
+def _cluster_cpu(pg: TempPostgres) -> float:
+    """CPU time of the whole cluster: the postmaster, its reaped children and every
+    live backend and worker."""
+    assert pg._process is not None
+    root = pg._process.pid
+    total = _cpu_seconds(root)
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        fields = text.rsplit(")", 1)[1].split()
+        if int(fields[1]) == root:
+            total += sum(int(v) for v in fields[11:13]) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def _sync_once(
+    pg: TempPostgres, url: str, service: HistoryService, uploads: int, tmp: Path
+) -> tuple[float, Any, tuple[float, float, float]]:
     """One first sync of the whole history into an empty hub (``url``, its own database)
-    served by ``convodex server serve`` in its own process, as a hub is deployed."""
+    served by ``convodex server serve`` in its own process, as a hub is deployed; with
+    the CPU seconds of this machine's side, the hub's process and PostgreSQL."""
     from convodex.hub.settings import HubSettings
     from convodex.hub.sync import Syncer
     from server_fixtures import server_process
@@ -168,13 +195,15 @@ def _sync_once(url: str, service: HistoryService, uploads: int, tmp: Path) -> tu
         token = add_account(db, "syncer").token
     with server_process(url, tmp / f"hub-{uploads}.log") as hub:
         settings = HubSettings(url=hub.url, token=token, machine="bench")
+        cpu = (time.process_time(), _cpu_seconds(hub.process.pid), _cluster_cpu(pg))
         started = time.perf_counter()
         report = Syncer(service, settings, uploads=uploads).run()
         seconds = time.perf_counter() - started
+        after = (time.process_time(), _cpu_seconds(hub.process.pid), _cluster_cpu(pg))
         again = Syncer(service, settings, uploads=uploads).run()
     if report.failed or again.sent:
         raise SystemExit(f"sync went wrong: {report.failed} failed, {again.sent} sent again")
-    return seconds, report
+    return seconds, report, (after[0] - cpu[0], after[1] - cpu[1], after[2] - cpu[2])
 
 
 def sync_figures(pg: TempPostgres, mb: float, seed: int) -> None:
@@ -196,20 +225,27 @@ def sync_figures(pg: TempPostgres, mb: float, seed: int) -> None:
             print(f"sync: {size:.1f} MB of local transcripts (local index first: {indexed:.1f} s)")
             # This machine's half alone: read, redact and encode every session, send none.
             dry = HubSettings(url="http://127.0.0.1:9", token="dry-run", machine="bench")
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             Syncer(service, dry, dry_run=True).run()
-            seconds = time.perf_counter() - started
-            print(f"  this machine's side alone (--dry-run): {size / seconds:.1f} MB/s")
+            seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
+            print(
+                f"  this machine's side alone (--dry-run): {size / seconds:.1f} MB/s"
+                f" ({cpu:.2f} CPU s)"
+            )
             figures = {}
             for uploads in (1, UPLOADS):
                 url = pg.create_database(f"sync{uploads}")
-                seconds, report = _sync_once(url, service, uploads, Path(tmp))
+                seconds, report, cpu = _sync_once(pg, url, service, uploads, Path(tmp))
                 figures[uploads] = seconds
                 rate = f"{report.sent / seconds:.1f} sessions/s, {size / seconds:.1f} MB/s"
                 print(
                     f"  {uploads} in flight: {report.sent} sessions"
                     f" ({report.bytes_sent / 1e6:.1f} MB uploaded) in {seconds:.2f} s: {rate};"
                     " a second run sent nothing"
+                )
+                print(
+                    "    CPU seconds: this machine {:.2f}, hub {:.2f}, PostgreSQL {:.2f}"
+                    " (per 10 MB local: {:.2f})".format(*cpu, sum(cpu) / size * 10)
                 )
     print(f"  {UPLOADS} in flight vs 1: {figures[1] / figures[UPLOADS]:.2f}x (target: >= 20 MB/s)")
 

@@ -66,3 +66,34 @@ def test_parts_store_awkward_values_intact(db: Database, people: People) -> None
     assert [h.seq for h in search_messages(db, people.alice, "don't 'lex", 10)] == [2]
     # Another account sees none of it.
     assert search_ranked(db, people.bob, "zebrafish").hits == []
+
+
+def test_a_malformed_upload_is_one_clear_400(db: Database, people: People) -> None:
+    """The typed decoding of a sync part: a wrong field, a payload that is no JSON
+    object with a role, or one nesting past the body's limit, is a 400 naming what is
+    wrong (never a 500, never a value); nothing is stored."""
+    import httpx
+
+    from convodex.web.server_app import create_app
+    from server.server_helpers import serving
+
+    good = {"machine": "m", "agent": "claude_code", "sessionId": "s", "digest": "d"}
+    deep: Any = {"role": "user", "content": "x"}
+    for _ in range(70):
+        deep = {"role": "user", "content": [deep]}
+    cases = [
+        ({**good, "entries": "nope"}, "$.entries"),
+        ({**good, "machine": 7, "entries": []}, "$.machine"),
+        ({**good, "entries": [{"payload": [1], "createdAt": 1}]}, "string role"),
+        ({**good, "entries": [{"payload": deep, "createdAt": 1}]}, "nests too deeply"),
+        ({**good, "entries": [{"payload": {"role": "user"}, "createdAt": 1, "parent": 5}]},
+         "parent must come before it"),
+    ]  # fmt: skip
+    with serving(create_app(db)) as url, httpx.Client(base_url=url) as http:
+        auth = {"Authorization": f"Bearer {people.tokens['alice']}"}
+        for body, said in cases:
+            answer = http.post("/brain/sync/sessions", json=body, headers=auth)
+            assert answer.status_code == 400, answer.text
+            assert said in answer.json()["error"]
+    with db.snapshot() as tx:
+        assert tx.one("SELECT COUNT(*) FROM entries") == (0,)

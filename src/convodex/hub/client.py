@@ -63,8 +63,9 @@ class HubClient:
         self.close()
 
     def request(self, method: str, path: str, body: Any = None) -> Any:
-        """The decoded JSON answer of one request (retried while the hub is busy)."""
-        data = None if body is None else encode(body)
+        """The decoded JSON answer of one request (retried while the hub is busy);
+        ``body`` is plain data, or ``bytes`` already encoded as JSON."""
+        data = body if isinstance(body, bytes) or body is None else encode(body)
         for attempt in range(RETRIES + 1):
             status, headers, raw = self._send(method, self._base + path, data)
             if status == 503 and attempt < RETRIES:

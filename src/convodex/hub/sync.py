@@ -85,18 +85,23 @@ def upload_entries(document: SessionDocument) -> list[dict[str, Any]]:
     return out
 
 
-def parts(entries: list[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
-    """``entries`` in groups of at most ``PART_BYTES`` (at least one entry each)."""
-    group: list[dict[str, Any]] = []
+def parts(encoded: list[bytes]) -> Iterator[list[bytes]]:
+    """Encoded entries in groups of at most ``PART_BYTES`` (at least one entry each)."""
+    group: list[bytes] = []
     size = 0
-    for entry in entries:
-        length = len(encode(entry))
-        if group and size + length > PART_BYTES:
+    for entry in encoded:
+        if group and size + len(entry) > PART_BYTES:
             yield group
             group, size = [], 0
         group.append(entry)
-        size += length
+        size += len(entry)
     yield group
+
+
+def with_entries(head: dict[str, Any], encoded: list[bytes]) -> bytes:
+    """``encode({**head, "entries": [...]})`` from entries already encoded: the same
+    bytes (msgspec keeps a dict's order), each entry encoded once per run."""
+    return encode(head)[:-1] + b',"entries":[' + b",".join(encoded) + b"]}"
 
 
 def _stamp(row: TreeRow) -> str:
@@ -128,6 +133,7 @@ class Syncer:
         self.on_item = on_item
         self.bytes_sent = 0
         self._lock = threading.Lock()
+        self._catalog_lock = threading.Lock()
         self._local = threading.local()
         self._clients: list[HubClient] = []
         #: the (agent, session id) of every local session this run may share
@@ -238,7 +244,8 @@ class Syncer:
             # A fork or sub-agent session names the one it came from (its hub copy),
             # never one this machine keeps to itself.
             facts["forkedFrom"] = row.parent_id
-        body = encode({**facts, "entries": entries})
+        encoded = [encode(entry) for entry in entries]
+        body = with_entries(facts, encoded)
         digest = hashlib.sha256(body).hexdigest()
         point = Checkpoint(agent, sid, row.session_path, stamp, digest)
         if known is not None and known.digest == digest:
@@ -249,12 +256,12 @@ class Syncer:
         if self.dry_run:
             self._note(agent, sid, "send", len(body))
             return
-        groups = list(parts(entries))
+        groups = list(parts(encoded))
         answer: Any = None
         for n, group in enumerate(groups):
             final = n == len(groups) - 1
-            request = {**facts, "digest": digest, "part": n, "final": final, "entries": group}
-            answer = self.client.request("POST", "/brain/sync/sessions", request)
+            head = {**facts, "digest": digest, "part": n, "final": final}
+            answer = self.client.request("POST", "/brain/sync/sessions", with_entries(head, group))
             if isinstance(answer, dict) and answer.get("state") in ("deleted", "unchanged"):
                 break
         state = answer.get("state") if isinstance(answer, dict) else None
@@ -268,12 +275,15 @@ class Syncer:
     def _document(self, row: TreeRow) -> SessionDocument:
         from convodex.catalog.transcript import redact_document
 
-        try:
-            ref = self.service.resolve(row.session_id)
-        except ConvodexError:
-            ref = self.service.resolve(row.session_path)
-        if ref.session_path != row.session_path:
-            ref = self.service.resolve(row.session_path)
+        # One catalog connection serves every upload thread in the foreground, and
+        # sqlite3's statement cache is not safe to share: one lookup at a time.
+        with self._catalog_lock:
+            try:
+                ref = self.service.resolve(row.session_id)
+            except ConvodexError:
+                ref = self.service.resolve(row.session_path)
+            if ref.session_path != row.session_path:
+                ref = self.service.resolve(row.session_path)
         document = self.service.document(ref)
         return redact_document(document) if self.settings.redact else document
 

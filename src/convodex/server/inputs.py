@@ -49,3 +49,20 @@ def check_int64(value: object, field: str, *, minimum: int = 0) -> int:
 def check_seq(value: object, field: str = "seq") -> int:
     """An entry's position in its session: 1 … 2⁶³−1."""
     return check_int64(value, field, minimum=1)
+
+
+def deeper_than(value: object, limit: int) -> bool:
+    """Whether arrays and objects in ``value`` nest more than ``limit`` levels."""
+    stack: list[tuple[object, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: list[object] = list(item.values())
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False

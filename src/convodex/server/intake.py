@@ -18,22 +18,102 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import msgspec
+
 from convodex.errors import AccessDenied, Conflict, QueryError
 from convodex.server.accounts import Caller
 from convodex.server.db import Database, Tx, now_micros
-from convodex.server.inputs import check_id, check_int64, storable_text
-from convodex.server.projection import new_entry
+from convodex.server.inputs import check_id, check_int64, deeper_than, storable_text
+from convodex.server.journal import recompute_branch
+from convodex.server.projection import NewEntry, new_entry, payload_hash, row_text
 from convodex.server.teams import member_team
+from convodex.text.tokens import indexed_tokens
 
 #: the hub's answers to one part: stored, already there, or refused for good
 STORED, UNCHANGED, DELETED = "stored", "unchanged", "deleted"
 MAX_DIGEST = 128
+#: how deep a synced payload may nest: a request body's limit (64) less the levels
+#: around a payload (the body, its entries list, the entry)
+PAYLOAD_DEPTH = 61
 #: the columns of a synced entry, in the order ``_append`` gives their values
 ENTRY_COLUMNS = (
     "session_id", "seq", "created_at", "parent_seq", "role", "payload", "payload_hash",
     "meta", "discarded", "on_branch", "projected", "text", "personal_owner", "team_id",
     "tokens",
 )  # fmt: skip
+
+
+class SyncEntry(msgspec.Struct, rename="camel"):
+    """One entry of an upload as it comes over HTTP: its payload kept as the JSON text
+    it was sent as (stored as it is: no second serialization on the hub)."""
+
+    payload: msgspec.Raw
+    created_at: int
+    #: the entry it continues (its place in the whole upload, from 1; 0: none, a
+    #: root); default: the entry before it. Only an abandoned branch's first entry
+    #: names one.
+    parent: int | None = None
+
+
+class SyncPart(msgspec.Struct, rename="camel"):
+    """One request of ``convodex sync``: a session's facts and a run of its entries."""
+
+    machine: str
+    agent: str
+    session_id: str
+    digest: str
+    entries: list[SyncEntry]
+    title: str = ""
+    project: str = ""
+    team: str | None = None
+    part: int = 0
+    final: bool = True
+    forked_from: str | None = None
+    #: the effective branch's last entry (its place in the upload), when entries after
+    #: it are abandoned branches; default: the last entry
+    head: int | None = None
+
+
+_PART_DECODER = msgspec.json.Decoder(SyncPart)
+
+
+def decode_part(raw: bytes, max_depth: int) -> SyncPart:
+    """The typed request, or one clear line (which field is wrong, never its value)."""
+    try:
+        return _PART_DECODER.decode(raw)
+    except RecursionError:
+        raise QueryError(f"the request body nests deeper than {max_depth} levels") from None
+    except msgspec.ValidationError as exc:
+        raise QueryError(f"the sync request is malformed: {exc}") from None
+    except msgspec.DecodeError:
+        raise QueryError("the request body must be JSON") from None
+
+
+def _synced_entry(item: SyncEntry) -> NewEntry:
+    """What an append stores for an entry sent by ``convodex sync``: the payload text as
+    sent (already compact JSON), parsed once for the role and the projected text."""
+    try:
+        text = bytes(item.payload).decode("utf-8")
+        message = msgspec.json.decode(item.payload)
+    except (UnicodeDecodeError, msgspec.DecodeError):
+        raise QueryError("every entry needs a JSON payload") from None
+    except RecursionError:
+        raise QueryError("the payload nests too deeply") from None
+    if not isinstance(message, dict) or not isinstance(message.get("role"), str):
+        raise QueryError("the payload must be a JSON object with a string role")
+    if deeper_than(message, PAYLOAD_DEPTH):
+        raise QueryError("the payload nests too deeply")
+    storable_text(text, "the payload")
+    storable_text(message["role"], "the payload's role")
+    shown = row_text(message, meta=False, discarded=False)
+    return NewEntry(
+        payload=text,
+        payload_hash=payload_hash(text),
+        role=message["role"],
+        meta=False,
+        text=shown,
+        tokens=None if shown is None else indexed_tokens(shown),
+    )
 
 
 def hub_session_id(owner_id: str, machine: str, agent: str, local_id: str) -> str:
@@ -49,19 +129,28 @@ def _key(caller: Caller, machine: str, agent: str, local_id: str) -> str:
     return hub_session_id(caller.id, machine, agent, local_id)
 
 
-def _rows(entries: Sequence[Mapping[str, Any]]) -> list[tuple[Any, ...]]:
-    """``(role, payload, hash, text, created_at, tokens)`` per entry, checked before any
-    SQL."""
+def _rows(entries: Sequence[Mapping[str, Any] | SyncEntry]) -> list[tuple[Any, ...]]:
+    """``(role, payload, hash, text, created_at, tokens, parent)`` per entry, checked
+    before any SQL."""
     rows = []
     for item in entries:
-        payload = item.get("payload")
-        if not isinstance(payload, Mapping):
-            raise QueryError("every entry needs a payload object")
-        created = check_int64(item.get("createdAt"), "createdAt")
-        entry = new_entry(payload, meta=False)
+        created: object
+        parent: object
+        if isinstance(item, SyncEntry):
+            entry, created, parent = _synced_entry(item), item.created_at, item.parent
+        else:
+            payload = item.get("payload")
+            if not isinstance(payload, Mapping):
+                raise QueryError("every entry needs a payload object")
+            entry, created = new_entry(payload, meta=False), item.get("createdAt")
+            parent = item.get("parent")
+        created = check_int64(created, "createdAt")
+        if parent is not None:
+            parent = check_int64(parent, "parent")
         rows.append(
-            (entry.role, entry.payload, entry.payload_hash, entry.text, created, entry.tokens)
-        )
+            (entry.role, entry.payload, entry.payload_hash, entry.text, created, entry.tokens,
+             parent)
+        )  # fmt: skip
     return rows
 
 
@@ -86,12 +175,15 @@ def store_part(
     digest: str,
     part: int,
     final: bool,
-    entries: Sequence[Mapping[str, Any]],
+    entries: Sequence[Mapping[str, Any] | SyncEntry],
     forked_from: str | None = None,
+    head: int | None = None,
 ) -> tuple[str, str]:
     """Store one part of a session's upload; return ``(hub id, state)``.
     ``forked_from`` is the local id of the session it came from (same machine and
-    agent): the hub copy records that one's hub id."""
+    agent): the hub copy records that one's hub id. ``head`` (the final part's) is the
+    effective branch's last entry when abandoned branches follow it: the journal's
+    active branch is then the chain to it, the others stay as its branches."""
     session_id = _key(caller, machine, agent, local_id)
     parent = None if forked_from is None else _key(caller, machine, agent, forked_from)
     storable_text(title, "title")
@@ -99,6 +191,8 @@ def store_part(
     if not isinstance(digest, str) or not 0 < len(digest) <= MAX_DIGEST:
         raise QueryError("digest must be a short non-empty string")
     check_int64(part, "part")
+    if head is not None:
+        check_int64(head, "head", minimum=1)
     rows = _rows(entries)
     with db.write() as tx:
         found = _locked(tx, session_id)
@@ -123,6 +217,11 @@ def store_part(
             start = int(top[0] or 0) if top is not None else 0
         _append(tx, session_id, caller, start, rows)
         if final:
+            if head is not None and head != start + len(rows):
+                if head > start + len(rows):
+                    raise QueryError("head must name an entry of the upload")
+                tx.run("UPDATE sessions SET head_seq = ? WHERE id = ?", (head, session_id))
+                recompute_branch(tx, session_id, head)
             tx.run(
                 "UPDATE sessions SET fork_state = 'complete', sync_digest = ? WHERE id = ?",
                 (digest, session_id),
@@ -151,9 +250,13 @@ def _reset(tx: Tx, session_id: str, caller: Caller, exists: bool, facts: tuple[s
 def _append(
     tx: Tx, session_id: str, caller: Caller, start: int, rows: list[tuple[Any, ...]]
 ) -> None:
-    """Append ``rows`` as one linear branch after entry ``start`` (0: none)."""
+    """Append ``rows`` after entry ``start`` (0: none): each continues the entry before
+    it, or the earlier one it names (an abandoned branch's first entry)."""
     if not rows:
         return
+    for n, row in enumerate(rows, start + 1):
+        if row[6] is not None and row[6] >= n:
+            raise QueryError("an entry's parent must come before it")
     team = tx.one("SELECT team_id FROM sessions WHERE id = ?", (session_id,))
     team_id = None if team is None else team[0]
     tx.insert(
@@ -164,7 +267,7 @@ def _append(
                 session_id,
                 start + n,
                 tx.ts(created),
-                None if start + n == 1 else start + n - 1,
+                (parent or None) if parent is not None else (start + n - 1 or None),
                 role,
                 payload,
                 digest,
@@ -177,7 +280,7 @@ def _append(
                 team_id,
                 tx.dialect.tokens_param(tokens),
             )
-            for n, (role, payload, digest, text, created, tokens) in enumerate(rows, 1)
+            for n, (role, payload, digest, text, created, tokens, parent) in enumerate(rows, 1)
         ],
     )
     newest = max(int(row[4]) for row in rows)

@@ -34,7 +34,7 @@ from convodex.errors import InvalidInput, QueryError, Unauthorized
 from convodex.server import browse, intake, journal
 from convodex.server.accounts import Caller, authenticate
 from convodex.server.db import EPOCH, Database
-from convodex.server.inputs import check_seq
+from convodex.server.inputs import check_seq, deeper_than
 from convodex.server.ranked import RankedFilters, search_ranked
 from convodex.server.replica import ReadRouter
 from convodex.server.search import search_messages
@@ -131,8 +131,8 @@ def _writes(
     return endpoint
 
 
-async def _body(request: Request) -> dict[str, Any]:
-    """The JSON object body, within the size and nesting limits (SPEC S5)."""
+async def _raw_body(request: Request) -> bytes:
+    """The request body's bytes, within the size limit (SPEC S5)."""
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
         raise BodyTooLarge(f"the request body is over {MAX_BODY_BYTES} bytes")
@@ -143,7 +143,12 @@ async def _body(request: Request) -> dict[str, Any]:
         if size > MAX_BODY_BYTES:
             raise BodyTooLarge(f"the request body is over {MAX_BODY_BYTES} bytes")
         chunks.append(chunk)
-    raw = b"".join(chunks)
+    return b"".join(chunks)
+
+
+async def _body(request: Request) -> dict[str, Any]:
+    """The JSON object body, within the size and nesting limits (SPEC S5)."""
+    raw = await _raw_body(request)
     if not raw:
         return {}
     try:
@@ -154,29 +159,12 @@ async def _body(request: Request) -> dict[str, Any]:
         raise QueryError("the request body must be JSON") from None
     if not isinstance(body, dict):
         raise QueryError("the request body must be a JSON object")
-    if _deeper_than(body, MAX_BODY_DEPTH):
+    if deeper_than(body, MAX_BODY_DEPTH):
         raise QueryError(_TOO_DEEP)
     return body
 
 
 _TOO_DEEP = f"the request body nests deeper than {MAX_BODY_DEPTH} levels"
-
-
-def _deeper_than(value: object, limit: int) -> bool:
-    """Whether arrays and objects in ``value`` nest more than ``limit`` levels."""
-    stack: list[tuple[object, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            children: list[object] = list(item.values())
-        elif isinstance(item, list):
-            children = item
-        else:
-            continue
-        if depth > limit:
-            return True
-        stack.extend((child, depth + 1) for child in children)
-    return False
 
 
 def _opt_str(body: dict[str, Any], key: str) -> str | None:
@@ -299,30 +287,27 @@ def _req_str(body: dict[str, Any], key: str) -> str:
 @_writes
 @_endpoint
 async def sync_session(request: Request) -> Response:
-    """One part of a ``convodex sync`` upload (see :mod:`convodex.server.intake`)."""
+    """One part of a ``convodex sync`` upload (see :mod:`convodex.server.intake`),
+    decoded straight into its typed form: each entry's payload stays the JSON text it
+    came as (stored as it is, parsed once for its projection)."""
     caller = await _caller(request)
-    body = await _body(request)
-    entries = body.get("entries")
-    part, final = body.get("part", 0), body.get("final", True)
-    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
-        raise QueryError("entries must be a list of objects")
-    if isinstance(part, bool) or not isinstance(part, int) or not isinstance(final, bool):
-        raise QueryError("part must be an integer and final true or false")
+    upload = intake.decode_part(await _raw_body(request), MAX_BODY_DEPTH)
     session_id, state = await run_in_threadpool(
         lambda: intake.store_part(
             request.app.state.db,
             caller,
-            machine=_req_str(body, "machine"),
-            agent=_req_str(body, "agent"),
-            local_id=_req_str(body, "sessionId"),
-            title=str(body.get("title") or ""),
-            project=str(body.get("project") or ""),
-            team=_opt_str(body, "team"),
-            digest=_req_str(body, "digest"),
-            part=part,
-            final=final,
-            entries=entries,
-            forked_from=_opt_str(body, "forkedFrom"),
+            machine=upload.machine,
+            agent=upload.agent,
+            local_id=upload.session_id,
+            title=upload.title,
+            project=upload.project,
+            team=upload.team or None,
+            digest=upload.digest,
+            part=upload.part,
+            final=upload.final,
+            entries=upload.entries,
+            forked_from=upload.forked_from or None,
+            head=upload.head,
         )
     )
     return JSONResponse({"id": session_id, "state": state})
