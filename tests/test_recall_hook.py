@@ -460,3 +460,40 @@ def test_the_hook_answers_before_click_loads_and_the_rest_is_the_clis(
     wrong = probe("recall", "--agent", "nobody", stdin=raw)
     assert wrong.returncode == 2 and b"click loaded: True" in wrong.stderr
     assert b"nobody" in wrong.stderr
+
+
+WRITER = """
+import sys
+from convodex.sqlite import sqlite3
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+db.execute("BEGIN IMMEDIATE")
+db.execute("UPDATE catalog_meta SET value = value WHERE key = 'revision'")
+print("writing", flush=True)
+sys.stdin.read()
+db.execute("ROLLBACK")
+"""
+
+
+def test_the_hook_recalls_while_another_process_writes_the_catalog(
+    root: Path, cache_dir: Path, tmp_path: Path
+) -> None:
+    """Readers never wait for a writer (WAL): the hook answers beside an indexer's
+    open write transaction, as a search does."""
+    history(root)
+    index(root, cache_dir)
+    from convodex import config
+
+    writer = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(config.catalog_path(cache_dir))],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    try:
+        assert writer.stdout is not None and writer.stdout.readline() == b"writing\n"
+        prompt = "the migration broke again on ix_customers_email, duplicate key"
+        assert PAST in context_of(run_hook(tmp_path, cache_dir, hook_input(prompt)))
+    finally:
+        assert writer.stdin is not None and writer.stdout is not None
+        writer.stdin.close()
+        writer.wait(30)
+        writer.stdout.close()
