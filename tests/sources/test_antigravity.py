@@ -4,6 +4,7 @@ decoded arguments, the result steps after them, thinking and injected steps left
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from convodex.sources.registry import FORMATS
@@ -86,3 +87,23 @@ def test_a_malformed_line_is_counted_and_the_rest_read(tmp_path: Path, cli: CliR
     out = as_json(cli("index", "--root", str(tmp_path / "brain"), "--json"))
     assert out["stats"]["lineErrors"] == 1
     assert hits(cli, "contains", "--kind", "assistant_text")
+
+
+def test_a_sub_agent_conversation_is_kept_apart(tmp_path: Path, cli: CliRun) -> None:
+    """The conversation a parent's ``INVOKE_SUBAGENT`` step created (the real recording
+    names ``d635cb50…``) is a sub-agent of that parent: out of default results, found
+    with ``--include-subagents``; the parent stays a main session."""
+    parent, child = "c34d023c-0000-4000-8000-000000000001", "d635cb50-37ab-439f-8d61-111b084a0434"
+    brain = tmp_path / "brain"
+    for conversation, sample in ((parent, REAL), (child, SMALL)):
+        (brain / conversation / LOG).parent.mkdir(parents=True)
+        shutil.copy(sample, brain / conversation / LOG)
+    info = FORMATS["antigravity"].info(brain / child / LOG)
+    assert (info.session_id, info.parent_id, info.subagent) == (child, parent, True)
+    assert FORMATS["antigravity"].info(brain / parent / LOG).subagent is False
+    out = as_json(cli("index", "--root", f"{brain}:antigravity", "--json"))
+    assert out["stats"]["failed"] == 0
+    assert hits(cli, "List the files") == []
+    (found,) = hits(cli, "List the files", "--include-subagents")
+    assert found["sessionId"] == child
+    assert {h["sessionId"] for h in hits(cli, "exactly")} == {parent}

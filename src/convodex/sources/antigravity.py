@@ -12,13 +12,18 @@ strings (``thinking`` is never indexed); the model steps after it (``RUN_COMMAND
 tool results, named by their step type, consecutive ones one tool message;
 ``ERROR_MESSAGE`` is a tool error. System, ephemeral and checkpoint steps are
 context Antigravity injects, not indexed. The log is read in file order
-(``step_index`` may run out of it); a sub-agent is a conversation of its own.
+(``step_index`` may run out of it); a sub-agent is a conversation of its own, kept
+apart: the one its parent's ``INVOKE_SUBAGENT`` step names as created.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+import time
 from collections.abc import Hashable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -39,6 +44,7 @@ from convodex.sources.content import Parts
 
 NAME = "antigravity"
 TRANSCRIPT = "transcript.jsonl"
+LOG = f".system_generated/logs/{TRANSCRIPT}"  # under ``brain/<conversation id>/``
 # Steps that are not the model's work: context Antigravity adds to the conversation.
 _CONTEXT_STEPS = frozenset(
     {"CONVERSATION_HISTORY", "CHECKPOINT", "EPHEMERAL_MESSAGE", "SYSTEM_MESSAGE"}
@@ -136,6 +142,69 @@ def conversation_id(path: Path) -> str:
     return path.name.rsplit(".", 1)[0]
 
 
+# ``"conversationId":  "<id>"`` in an ``INVOKE_SUBAGENT`` step: the child it created.
+_CHILD = re.compile(rb'"conversationId\\?"\s*:\s*\\?"([0-9A-Za-z-]{8,64})')
+_INVOKE = b"INVOKE_SUBAGENT"
+
+
+@dataclass(slots=True)
+class _Children:
+    """Which conversation of a ``brain/`` folder created which: the ``INVOKE_SUBAGENT``
+    steps of every step log in it, each log re-read only when it changed."""
+
+    at: float = -1.0  # when the folder was last looked at (time.time())
+    logs: dict[str, tuple[tuple[int, int], list[str]]] = field(default_factory=dict)
+    parents: dict[str, str] = field(default_factory=dict)
+
+    def refresh(self, brain: Path) -> None:
+        self.at = time.time()
+        logs: dict[str, tuple[tuple[int, int], list[str]]] = {}
+        with contextlib.suppress(OSError), os.scandir(brain) as entries:
+            for entry in entries:
+                log = Path(entry.path) / LOG
+                try:
+                    st = os.stat(log)
+                except OSError:
+                    continue
+                mark = (st.st_size, st.st_mtime_ns)
+                known = self.logs.get(entry.name)
+                logs[entry.name] = known if known and known[0] == mark else (mark, _named(log))
+        self.logs = logs
+        self.parents = {child: p for p, (_, kids) in logs.items() for child in kids if child != p}
+
+
+def _named(log: Path) -> list[str]:
+    """The conversations a step log's ``INVOKE_SUBAGENT`` steps created."""
+    children: list[str] = []
+    with contextlib.suppress(OSError), open_source(log) as handle:
+        for line in handle:
+            if _INVOKE in line:
+                children.extend(m.decode() for m in _CHILD.findall(line))
+    return children
+
+
+_brains: dict[str, _Children] = {}
+
+
+def parent_of(path: Path) -> str | None:
+    """The conversation whose ``INVOKE_SUBAGENT`` created this step log's, if any.
+
+    The folder is looked at again only when this log changed after the last look: a
+    parent names its child when it creates it, before the child's log is done.
+    """
+    if len(path.parents) <= 3 or path.parents[1].name != ".system_generated":
+        return None  # a step log elsewhere: no brain folder to look in
+    brain = path.parents[3]
+    children = _brains.setdefault(str(brain), _Children())
+    try:
+        changed = os.stat(path).st_mtime
+    except OSError:
+        return None
+    if changed >= children.at:
+        children.refresh(brain)
+    return children.parents.get(conversation_id(path))
+
+
 class AntigravityFormat(SourceFormat):
     """Reader for Antigravity's readable step logs; rebuilt on change."""
 
@@ -145,7 +214,7 @@ class AntigravityFormat(SourceFormat):
         versions="`agy` step logs of 2026",
         where="`~/.gemini/antigravity-cli/brain/`, `~/.gemini/antigravity/brain/`, every OS",
         branches="linear (the step log in file order)",
-        subagents="conversations of their own (the parent names them in its text)",
+        subagents="conversations an `INVOKE_SUBAGENT` step created, apart",
         gaps="the binary stores (`conversations/*.db`, `.pb`) and `brain/*.md` artifacts",
     )
     append_only = False
@@ -165,7 +234,10 @@ class AntigravityFormat(SourceFormat):
             return _load(handle, offset, length, index)
 
     def info(self, path: Path) -> SessionInfo:
-        return SessionInfo(session_id=conversation_id(path))
+        parent = parent_of(path)
+        return SessionInfo(
+            session_id=conversation_id(path), parent_id=parent, subagent=parent is not None
+        )
 
 
 FORMAT = AntigravityFormat()
