@@ -49,13 +49,14 @@ ALLOWED: dict[str, set[str]] = {
 }
 LIBRARY = set(ALLOWED)
 # Surfaces parse, call the library and print; the CLI also starts the others.
-SURFACES = {"cli", "web", "tui", "mcp", "mcp_memory", "warm", "__main__"}
+SURFACES = {"cli", "web", "tui", "mcp", "mcp_memory", "mcp_compact", "warm", "__main__"}
 ALLOWED.update(
     {
         "web": LIBRARY,
         "tui": LIBRARY,
-        "mcp": LIBRARY | {"mcp_memory"},  # the agent-memory tools live beside the server
+        "mcp": LIBRARY | {"mcp_memory", "mcp_compact"},  # tools and hits beside the server
         "mcp_memory": LIBRARY,
+        "mcp_compact": LIBRARY | {"mcp_memory"},
         "warm": LIBRARY,
         "cli": LIBRARY | SURFACES,
         "__main__": {"cli", "warm"},  # a short command asks a warm service first

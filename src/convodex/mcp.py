@@ -22,14 +22,13 @@ from convodex import config
 from convodex.catalog.plan import SORTS, SearchRequest
 from convodex.catalog.service import Background, HistoryService
 from convodex.errors import ConvodexError, QueryError
+from convodex.hub.search import HubQuestion
+from convodex.hub.settings import HubSettings
+from convodex.mcp_compact import compact_hit, compact_hub
 from convodex.mcp_memory import iso_time as iso_time  # re-exported: the contract's helpers
 from convodex.mcp_memory import progress_line as progress_line
 from convodex.mcp_memory import similar_sessions
 from convodex.models import (
-    CompactHit,
-    CompactMoment,
-    CompactPage,
-    Hit,
     Progress,
     SessionEntry,
     SessionPart,
@@ -37,6 +36,7 @@ from convodex.models import (
     encode,
     to_builtins,
 )
+from convodex.team_models import HubCompactPage
 from convodex.text.documents import DEFAULT_KINDS, KINDS
 from convodex.text.redact import redact as mask
 
@@ -58,7 +58,9 @@ TOOL_DESCRIPTION: Final = (
     '`nextCursor` back as `cursor` for the next page. operation "around" returns the '
     "messages before and after `messageIndex` in the session at `sessionPath`, to read a "
     'hit in context. operation "similar" lists the sessions most like the session at '
-    "`sessionPath` (by meaning when embeddings exist, else by its telling words). The "
+    "`sessionPath` (by meaning when embeddings exist, else by its telling words). With a "
+    "team hub configured, a search's `hub` holds the hub's hits too, each with its "
+    "machine and ownerId (or `error`: why the hub could not answer). The "
     "result is JSON. While the index is still being built its first "
     'line says "index is still building (indexed/total); results may be incomplete".'
 )
@@ -175,48 +177,6 @@ def render(result: Any, progress: Progress) -> str:
     return body if note is None else f"{note}\n{body}"
 
 
-COMPACT_SNIPPET = 120
-
-
-def compact_hit(hit: Hit, redact: bool = True) -> CompactHit:
-    """A hit for an agent's context: no null or false fields, ISO times, a short snippet;
-    likely secrets masked (X11) unless the server runs with ``--no-redact``."""
-    clean = mask if redact else _same
-    return CompactHit(
-        ref=hit.ref,
-        session_title=clean(hit.session_title) if hit.session_title else None,
-        agent=hit.agent,
-        project=hit.project,
-        kind=hit.kind,
-        role=hit.role,
-        tool_name=hit.tool_name,
-        snippet=shorten(clean(hit.snippet), COMPACT_SNIPPET),
-        at=iso_time(hit.message_at if hit.message_at is not None else hit.last_activity_at),
-        session_path=hit.session_path,
-        message_index=hit.message_index,
-        more_hits=hit.more_hits,
-        moments=[
-            CompactMoment(
-                ref=m.ref, kind=m.kind, snippet=shorten(clean(m.snippet), COMPACT_SNIPPET)
-            )
-            for m in hit.moments or ()
-        ]
-        or None,
-    )
-
-
-def _same(text: str) -> str:
-    return text
-
-
-def shorten(snippet: str, length: int) -> str:
-    """The middle ``length`` characters of a snippet (its match sits in the middle)."""
-    if len(snippet) <= length:
-        return snippet
-    cut = (len(snippet) - length) // 2
-    return "…" + snippet[cut : cut + length].strip(" …") + "…"
-
-
 def _integer(args: Mapping[str, Any], name: str, default: int, low: int, high: int) -> int:
     value = args.get(name, default)
     if value is None:
@@ -247,12 +207,16 @@ def _boolean(args: Mapping[str, Any], name: str, default: bool) -> bool:
 
 
 class HistoryTool:
-    """Answers tool calls through the history service; calls are serialized."""
+    """Answers tool calls through the history service; calls are serialized. With a
+    ``hub``, a search asks it the same beside the local search (SPEC S6)."""
 
-    def __init__(self, service: HistoryService, redact: bool = True) -> None:
+    def __init__(
+        self, service: HistoryService, redact: bool = True, hub: HubSettings | None = None
+    ) -> None:
         self.service = service
         self.lock = threading.Lock()
         self.redact = redact  # what reaches another program is redacted by default (X11)
+        self.hub = hub
 
     def call(self, arguments: Mapping[str, Any] | None) -> str:
         """Run one call; bad arguments raise QueryError with a message safe to show."""
@@ -297,8 +261,9 @@ class HistoryTool:
             group=_boolean(args, "group", True),
             mode=_string(args, "mode") or "auto",
         )
+        question = HubQuestion(self.hub, request) if self.hub else None
         page = self.service.search(request)
-        compact = CompactPage(
+        compact = HubCompactPage(
             hits=[compact_hit(hit, self.redact) for hit in page.hits],
             grouped=page.grouped,
             relaxed=page.relaxed,
@@ -308,6 +273,7 @@ class HistoryTool:
             progress=None if page.progress.state == "complete" else page.progress,
             mode=page.mode,
             mode_note=page.mode_note,
+            hub=compact_hub(question.answer(), self.redact) if question else None,
         )
         return render(compact, page.progress)
 
@@ -578,9 +544,11 @@ def serve_stdio(
     follow_symlinks: bool = False,
     redact: bool = True,
     beside: Callable[[HistoryService], Callable[[], None]] | None = None,
+    hub: HubSettings | None = None,
 ) -> None:
     """Serve until the client closes stdin. ``scoped`` limits searches to ``roots``;
-    ``beside`` starts what serves beside it (the CLI's warm service) and returns its stop.
+    ``beside`` starts what serves beside it (the CLI's warm service) and returns its stop;
+    ``hub`` is the team hub searches ask too.
 
     With ``index``, the process-local scheduler keeps the catalog current (a first
     scan, then periodic rescans), so calls never wait for a scan.
@@ -594,7 +562,7 @@ def serve_stdio(
         # Short commands of the same user and catalog ask this process (SPEC L20).
         stop_beside = beside(service) if index and beside is not None else None
         try:
-            anyio.run(_serve, HistoryTool(service, redact))
+            anyio.run(_serve, HistoryTool(service, redact, hub))
         finally:
             if stop_beside is not None:
                 stop_beside()

@@ -5,9 +5,12 @@ surfaces use them."""
 
 from __future__ import annotations
 
-from convodex.models import Model
+from convodex.models import CompactPage, Model, SearchPage
 
 __all__ = [
+    "HubAnswer",
+    "HubCompactPage",
+    "LocalAndHub",
     "HubEntry",
     "HubSession",
     "HubSessionPage",
@@ -113,3 +116,27 @@ class SyncReport(Model):
     bytes_sent: int
     seconds: float
     sessions: list[SyncItem]
+
+
+class HubAnswer(Model, kw_only=True, omit_defaults=True):
+    """The hub's hits for a local search, shown beside the local ones by the CLI, the
+    page and MCP (SPEC S6): each says its machine and owner. When the hub could not
+    answer in time, ``error`` is one line saying why (never the token) and the local
+    answer stands."""
+
+    hub: str
+    hits: list[RankedHit] = []
+    error: str | None = None
+
+
+class LocalAndHub(Model):
+    """``convodex search --hub --json``: the local page and the hub's answer."""
+
+    local: SearchPage
+    hub: HubAnswer
+
+
+class HubCompactPage(CompactPage, kw_only=True, omit_defaults=True):
+    """``history_search`` with a hub configured: the compact page and the hub's hits."""
+
+    hub: HubAnswer | None = None

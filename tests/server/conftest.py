@@ -6,9 +6,10 @@ from __future__ import annotations
 import pytest
 
 from convodex.server import search as search_module
+from server.hub_machines import team
 from server_fixtures import db, people, pg_cluster
 
-__all__ = ["db", "people", "pg_cluster", "tuning"]
+__all__ = ["db", "people", "pg_cluster", "team", "tuning"]
 
 
 @pytest.fixture(params=["scan-first", "index-first"])

@@ -10,7 +10,7 @@ import click
 
 from convodex.catalog.plan import SearchRequest
 from convodex.models import SearchPage
-from convodex.team_models import RankedHit
+from convodex.team_models import HubAnswer, LocalAndHub
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -24,9 +24,12 @@ def hub_option(fn: F) -> F:
     )(fn)
 
 
-def print_hub_hits(hits: list[RankedHit], url: str) -> None:
-    click.echo(f"\nhub {url}: {len(hits)} hits")
-    for hit in hits:
+def print_hub_hits(answer: HubAnswer) -> None:
+    if answer.error is not None:
+        click.echo(f"\nhub {answer.hub}: {answer.error}")
+        return
+    click.echo(f"\nhub {answer.hub}: {len(answer.hits)} hits")
+    for hit in answer.hits:
         where = " · ".join(p for p in (hit.machine, hit.agent, hit.owner_id) if p)
         click.echo(f"[{where}] {hit.session_title or hit.session_id} #{hit.seq}")
         click.echo(f"    {hit.snippet}")
@@ -35,23 +38,15 @@ def print_hub_hits(hits: list[RankedHit], url: str) -> None:
 def with_hub(
     page: SearchPage, request: SearchRequest, as_json: bool, print_local: Callable[[], None]
 ) -> None:
-    """Ask the hub with the same request and print both answers."""
+    """Ask the hub with the same request and print both answers; a hub that cannot
+    answer is one line after the local answer, which stands."""
     from convodex.cli.options import emit_json
-    from convodex.hub.search import search_hub
+    from convodex.hub.search import HubQuestion
     from convodex.hub.settings import hub_settings
 
-    settings = hub_settings()
-    hits = search_hub(
-        settings,
-        request.query,
-        limit=request.limit or 20,
-        agents=request.agents,
-        projects=request.projects,
-        since=request.since,
-        until=request.until,
-    )
+    answer = HubQuestion(hub_settings(), request).answer()
     if as_json:
-        emit_json({"local": page, "hub": {"url": settings.url, "hits": hits}})
+        emit_json(LocalAndHub(local=page, hub=answer))
         return
     print_local()
-    print_hub_hits(hits, settings.url)
+    print_hub_hits(answer)

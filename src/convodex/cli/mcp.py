@@ -41,6 +41,7 @@ def mcp(
     indexed and the whole catalog is searched.
     """
     from convodex.cli.warm import beside
+    from convodex.hub.settings import configured_hub
     from convodex.mcp import serve_stdio
 
     root_list = roots_or_defaults(roots)
@@ -55,4 +56,5 @@ def mcp(
         follow_symlinks=follow_symlinks,
         redact=not no_redact,
         beside=beside,
+        hub=configured_hub(),  # a search asks the team hub too (SPEC S6)
     )

@@ -61,7 +61,7 @@ def serve(
     from convodex.catalog.service import Background, HistoryService
     from convodex.cli.warm import beside
     from convodex.hub.background import with_sync
-    from convodex.hub.settings import serve_sync
+    from convodex.hub.settings import configured_hub, serve_sync
     from convodex.web.local_app import create_app
 
     if not is_loopback(host) and not (allow_remote and token):
@@ -92,6 +92,7 @@ def serve(
         token=token if allow_remote else None,
         allowed_hosts=hosts,
         beside=with_sync(beside, hub),
+        hub=None if demo else configured_hub(),  # the page asks it beside the local search
     )
     shown = f"[{host}]" if ":" in host else host
     click.echo(f"convodex is serving {len(root_list)} root(s) at http://{shown}:{port}/")

@@ -112,3 +112,11 @@ def serve_sync() -> HubSettings | None:
     if _table().get("sync_every") is None:
         return None
     return hub_settings()
+
+
+def configured_hub() -> HubSettings | None:
+    """The hub the page and MCP ask beside the local search: the settings when a hub
+    URL is configured (then a missing token is one clear error), else ``None``."""
+    if not (_string(_table(), "url") or os.environ.get("CONVODEX_HUB_URL")):
+        return None
+    return hub_settings()

@@ -43,6 +43,8 @@ from convodex.catalog.plan import SearchRequest
 from convodex.catalog.progress import progress_sentence
 from convodex.catalog.service import HistoryService
 from convodex.errors import QueryError
+from convodex.hub.search import HubQuestion
+from convodex.hub.settings import HubSettings
 from convodex.models import Progress, encode
 from convodex.web.errors import error_response, json_errors
 from convodex.web.responses import ModelResponse
@@ -89,13 +91,11 @@ def _group(request: Request) -> bool:
     return value in ("1", "true")
 
 
-@_endpoint
-async def search(request: Request) -> Response:
-    service = _service(request)
+def _search_request(request: Request) -> SearchRequest:
     params = request.query_params
     # ``latest=1`` is the older spelling of ``sort=newest``.
     sort = params.get("sort") or ("newest" if _flag(request, "latest") else "relevance")
-    search_request = SearchRequest(
+    return SearchRequest(
         query=params.get("q", ""),
         kinds=params.getlist("kind"),
         limit=_int(request, "limit"),
@@ -113,11 +113,29 @@ async def search(request: Request) -> Response:
         group=_group(request),
         mode=params.get("mode") or "auto",
     )
+
+
+@_endpoint
+async def search(request: Request) -> Response:
+    service = _service(request)
+    search_request = _search_request(request)
     # At most one search per core at a time: more threads only trade the GIL back and
     # forth, which lowered throughput and raised every request's latency.
     limiter: anyio.CapacityLimiter = request.app.state.search_limiter
     page = await anyio.to_thread.run_sync(service.search, search_request, limiter=limiter)
     return ModelResponse(page)
+
+
+@_endpoint
+async def hub_search(request: Request) -> Response:
+    """The same request asked of the configured hub (SPEC S6), apart from ``/search`` so
+    the page shows its local hits at once; the token stays in this process. Without a
+    hub: 204, no content."""
+    hub: HubSettings | None = request.app.state.hub
+    if hub is None:
+        return Response(status_code=204)  # no hub configured: the page stops asking
+    question = HubQuestion(hub, _search_request(request))
+    return ModelResponse(await anyio.to_thread.run_sync(question.answer))
 
 
 @_endpoint
@@ -370,6 +388,7 @@ def create_app(
     token: str | None = None,
     allowed_hosts: Iterable[str] = (),
     beside: Callable[[HistoryService], Callable[[], None]] | None = None,
+    hub: HubSettings | None = None,
 ) -> Starlette:
     """The ASGI app; the service starts with the app and stops with it.
 
@@ -378,6 +397,8 @@ def create_app(
 
     ``allowed_hosts``: host names answered besides the loopback ones (the bound
     address, and the names configured with ``--allow-remote``).
+
+    ``hub``: the team hub ``/hub/hits`` asks beside the local search (SPEC S6).
     """
 
     @contextlib.asynccontextmanager
@@ -403,6 +424,7 @@ def create_app(
     routes: list[BaseRoute] = [
         Route("/", index_page),
         Route("/search", search),
+        Route("/hub/hits", hub_search),
         Route("/tree", tree),
         Route("/sessions/{session_id}", session),
         Route("/sessions/{session_id}/around", around),
@@ -424,4 +446,5 @@ def create_app(
         exception_handlers={HTTPException: _http_error, Exception: _http_error},
     )
     app.state.service = service
+    app.state.hub = hub
     return app

@@ -3,6 +3,7 @@
 // first, and each opens whole.
 import { getJSON } from "./api.js";
 import { sessionActions } from "./actions.js";
+import { askHub, clearHub } from "./hub.js";
 import { agentLabel, counted, el, els, fullDate, shortPath, timeAgo } from "./dom.js";
 import { filterParams, rememberState, selectedKinds } from "./filters.js";
 import { marked } from "./marks.js";
@@ -15,12 +16,17 @@ const DEBOUNCE_MS = 200;
 const intro = [...els.hitsEmpty.childNodes].map((node) => node.cloneNode(true));
 let debounce = null;
 
-function searchURL(query, cursor) {
+function searchParams(query) {
   const params = filterParams();
   params.set("q", query);
   for (const kind of selectedKinds()) params.append("kind", kind);
   params.set("limit", String(PAGE_SIZE));
   params.set("group", "0"); // the page lists every matching moment
+  return params;
+}
+
+function searchURL(query, cursor) {
+  const params = searchParams(query);
   if (cursor) params.set("cursor", cursor);
   return `/search?${params}`;
 }
@@ -50,6 +56,7 @@ export async function runSearch({ quiet = false, more = false }) {
   if (!more) rememberState(query);
   if (!query && ![...filterParams()].length) {
     clearHits();
+    clearHub();
     state.query = "";
     state.error = null;
     els.hitsEmpty.replaceChildren(...intro.map((node) => node.cloneNode(true)));
@@ -59,11 +66,14 @@ export async function runSearch({ quiet = false, more = false }) {
   }
   if (!selectedKinds().length) {
     clearHits();
+    clearHub();
     state.error = "Choose at least one kind to search.";
     els.hitsEmpty.hidden = true;
     updateNotice();
     return;
   }
+  // The hub is asked the same beside the local search, never before it answers.
+  if (!more && !quiet) askHub(searchParams(query));
   try {
     const data = await getJSON(searchURL(query, more ? state.cursor : null));
     if (seq !== state.seq) return; // a newer search is under way
@@ -76,6 +86,7 @@ export async function runSearch({ quiet = false, more = false }) {
     state.cursor = data.nextCursor;
     state.cursorUsed = more;
     state.subagentHits = !!data.subagentHits;
+    if (data.sessions) clearHub(); // sessions listed without words: nothing to ask
     const found = data.sessions ? data.sessions.map((s) => ({ ...s, browse: true })) : data.hits;
     state.hits = more ? state.hits.concat(found) : found;
     renderHits(more ? found : state.hits, more, !!data.sessions);
