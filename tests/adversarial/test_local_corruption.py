@@ -97,7 +97,7 @@ def test_serve_rebuilds_a_large_damaged_catalog(
     damaged_copy(clean, cache, seed=2)
     with serving(service(cache, [root])) as client:
         first = client.get("/search", params={"q": "needle3"})
-        assert first.status_code == 200 and "progress" in first.json()
+        assert first.status_code == 200 and "progress" in first.json(), first.text
         assert client.get("/tree", params={"progressive": 1}).status_code == 200
 
         def rebuilt() -> bool:

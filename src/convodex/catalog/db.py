@@ -57,6 +57,9 @@ class Catalog(msgspec.Struct, weakref=True, eq=False):
     path: Path | None
     mode: Mode
     lock: threading.RLock = msgspec.field(default_factory=threading.RLock)
+    # Held while ``recover`` replaces the file (never across a write transaction): a
+    # reader opened or a failure judged meanwhile would see no file, or the old one.
+    recovery: threading.Lock = msgspec.field(default_factory=threading.Lock)
     # Why the catalog is not an ordinary disk catalog, or what the open policy did
     # (names and numbers only, safe to print).
     note: str | None = None
@@ -150,6 +153,16 @@ class Catalog(msgspec.Struct, weakref=True, eq=False):
                 quick_check(self.db, self.path)
             self.checked = True
 
+    def another_reader(self) -> Catalog:
+        """A read connection to this file for another thread. The owner opened and
+        migrated it, so a plain connection opened as its own was suffices, but never
+        while a recovery has the file moved aside (connecting would create an empty one)."""
+        with self.recovery:
+            db = self.connect_again()
+            return Catalog(
+                db, self.path, self.mode, generation=self.generation, immutable=self.immutable
+            )
+
     def recover(self, generation: int) -> bool:
         """Quarantine this damaged catalog file and open a new one in its place (L8).
 
@@ -158,7 +171,7 @@ class Catalog(msgspec.Struct, weakref=True, eq=False):
         one this catalog opened (another process may have replaced it already). False
         when there is no file to replace: an in-memory or a newer build's catalog.
         """
-        with self.lock:
+        with self.lock, self.recovery:
             if generation != self.generation:
                 return True
             if self.path is None or not self.writable:

@@ -188,7 +188,10 @@ class HistoryService:
         try:
             return call()
         except sqlite3.Error as exc:
-            recovered = self.catalog.generation != generation
+            # A recovery under way (another thread found the damage first) closed this
+            # call's connection or moved its file: wait for it, then retry on the new one.
+            with self.catalog.recovery:
+                recovered = self.catalog.generation != generation
             if not recovered and is_corruption(exc):
                 recovered = self.catalog.recover(generation)
                 if recovered:
@@ -214,15 +217,7 @@ class HistoryService:
             self._drop_reader(catalog)  # to the file recovery moved aside
             catalog = None
         if catalog is None:
-            # Already opened (and migrated) by the owner: a plain connection suffices,
-            # opened as the owner's was (read-only when the catalog is degraded).
-            catalog = Catalog(
-                owner.connect_again(),
-                owner.path,
-                owner.mode,
-                generation=owner.generation,
-                immutable=owner.immutable,
-            )
+            catalog = owner.another_reader()
             self._local.catalog = catalog
             with self._readers_lock:
                 self._readers.append(catalog)
