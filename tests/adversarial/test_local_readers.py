@@ -57,7 +57,10 @@ def test_a_search_on_a_read_only_file_system_answers_and_says_why(
     for n in range(3):
         write_session(root, f"new{n}", [{"role": "user", "content": f"walrus {n} after it"}])
     within = read_only_file_system(cache)
-    found = convodex("search", "walrus", "--json", *args, within=within)
+    # A budget no loaded machine runs out of: the read-only file system, not the
+    # clock, is what stops the refresh.
+    env = dict(os.environ, CONVODEX_REFRESH_BUDGET_MS="120000")
+    found = convodex("search", "walrus", "--json", *args, within=within, env=env)
     assert found.returncode == 0, found.stderr
     assert hit_paths(json.loads(found.stdout)) == {"first.jsonl"}
     assert "Traceback" not in found.stderr
