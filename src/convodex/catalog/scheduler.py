@@ -212,6 +212,7 @@ class Scheduler:
         if self._stop.is_set():
             return  # the upkeep below is the next run's (a stale band is only unused)
         self.indexer.refresh_bands()
+        self.indexer.speed.after_scan(self.catalog, self._stop.is_set)
         self.indexer.release_free_pages()
         self.scans_completed += 1
         self._last_scan = time.monotonic()

@@ -25,6 +25,10 @@ BAND_LEAST_MATCHES = 20_000
 BAND_MOST = 32
 # Eager (``Accelerators.eager``): a band for every word of at least two documents.
 EAGER_BAND_LEAST_MATCHES = 2
+# Index segments a table keeps before a service's scan merges them (``segments``);
+# eager: any second one.
+MERGE_ABOVE = 4
+EAGER_MERGE_ABOVE = 1
 
 
 def usable_cpus() -> int:
@@ -53,6 +57,10 @@ class Accelerators(msgspec.Struct, frozen=True):
     # Which words get bands (``bands.refresh``).
     band_least_matches: int = BAND_LEAST_MATCHES
     band_most: int = BAND_MOST
+    # A service's full scan merges a table's index segments beyond ``merge_above``
+    # (``segments``).
+    merges: bool = False
+    merge_above: int = MERGE_ABOVE
 
     @classmethod
     def everything(cls, *, search_workers: int = 0, shares: int = MAX_SHARES) -> Accelerators:
@@ -65,6 +73,7 @@ class Accelerators(msgspec.Struct, frozen=True):
             helper_min_bytes=HELPER_MIN_BYTES,
             caches=True,
             search_workers=search_workers,
+            merges=True,
         )
 
     @classmethod
@@ -78,6 +87,7 @@ class Accelerators(msgspec.Struct, frozen=True):
             helper_process=True,
             helper_min_bytes=1,
             band_least_matches=EAGER_BAND_LEAST_MATCHES,
+            merge_above=EAGER_MERGE_ABOVE,
         )
 
     @classmethod

@@ -3,10 +3,11 @@
 The core (search, hydration, indexing) calls these hooks and nothing else of the
 speed wing: ``first_page`` (a band's page), ``split`` (a query on several
 connections), ``ordered``/``title``/``progress`` (kept results), ``watch_commit`` and
-``after_commit`` (bands follow a commit), ``after_run`` (bands rebuilt) and ``reader``
-(the index helper process). A hook that has nothing to add returns None or computes
-the answer itself, so with ``Accelerators()`` (everything off) the core answers
-every query alone, the same answers. Which hooks work is the ``Accelerators`` value
+``after_commit`` (bands follow a commit), ``after_run`` (bands rebuilt), ``after_scan``
+(a service's index segments merged) and ``reader`` (the index helper process). A hook
+that has nothing to add returns None or computes the answer itself, so with
+``Accelerators()`` (everything off) the core answers every query alone, the same
+answers. Which hooks work is the ``Accelerators`` value
 the wing is made with; the service builds it from ``config``.
 
 A wing owns what its accelerators keep (a thread pool, spare connections, caches):
@@ -252,6 +253,15 @@ class Wing:
             )
         )
 
+    def after_scan(self, catalog: Catalog, stopping: Callable[[], bool]) -> int:
+        """After a service's full scan: the index segments merged (``segments``)."""
+        if not self.settings.merges:
+            return 0
+        from convodex.catalog.speed import segments
+
+        above = self.settings.merge_above
+        return _unless_busy(lambda: segments.merge(catalog, above, stopping))
+
     def reader(
         self,
         sources: Sequence[PendingSource],
@@ -272,9 +282,9 @@ class Wing:
 
 
 def _unless_busy(work: Callable[[], int]) -> int:
-    """Band upkeep, given up when another process keeps the catalog busy: what was
-    indexed is committed, a stale band is only unused (FTS5 ranks that word), and the
-    next run's refresh rebuilds it."""
+    """Band upkeep or a merge, given up when another process keeps the catalog busy:
+    what was indexed is committed, a stale band is only unused (FTS5 ranks that word),
+    unmerged segments only slower, and the next run's upkeep takes it up again."""
     try:
         return work()
     except sqlite3.OperationalError as exc:
