@@ -304,6 +304,16 @@ class SessionEntry(Model):
     parts: list[SessionPart]
 
 
+class SessionBranch(Model):
+    """Turns a rewind or an edited prompt left off the effective branch (Claude Code's
+    message tree): read only when asked (``convodex sync``), never searched or listed."""
+
+    #: the ``message_index`` of the message it continues (on the effective branch or
+    #: an earlier branch); ``None``: the session's start
+    after: int | None
+    messages: list[SessionEntry]
+
+
 class SessionDocument(Model):
     """One session's effective branch with its facts: ``show``, ``export --format json``,
     the hand-off brief and the ``history_session`` tool all start from it (L15)."""

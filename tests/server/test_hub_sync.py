@@ -416,3 +416,69 @@ def test_one_sync_at_a_time_per_hub_and_account(
     )
     first.release()
     SyncState(path).release()
+
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "claude-code"
+
+
+def _rewound(machine: Machine, fixture: str, session_id: str, secret_in: str) -> None:
+    """A real Claude Code file with a rewind (two sibling turns under one parent), as
+    Claude Code names it; the abandoned turn ``secret_in`` is given a secret."""
+    text = (FIXTURES / fixture).read_text("utf-8")
+    assert text.count(f'"text":"{secret_in}"') == 1
+    text = text.replace(f'"text":"{secret_in}"', f'"text":"{secret_in} with {SECRET}"')
+    folder = machine.sessions / "-tmp"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{session_id}.jsonl").write_text(text, "utf-8")
+
+
+def test_abandoned_branches_are_journal_branches_never_searched(
+    db: Database, people: People, hub: str, tmp_path: Path
+) -> None:
+    """Claude Code's rewound turns go to the hub as branches of the session's journal
+    (off its active branch, redacted), not into its read or its search; two machines."""
+    token = people.tokens["alice"]
+    laptop, box = _machine(tmp_path, "laptop"), _machine(tmp_path, "box")
+    for machine in (laptop, box):
+        machine.configure(hub, token)
+    _rewound(laptop, "claude-code-log-dag_compact_after_rewind.jsonl", "s1", "First attempt")
+    _rewound(box, "claude-code-log-dag_compact_after_rewind_preserved.jsonl", "s2", "First answer")
+    assert laptop.sync()["sent"] == 1
+    assert box.sync()["sent"] == 1
+    listed = {s["machine"]: s for s in _hub_sessions(hub, token)}
+    assert sorted(listed) == ["box", "laptop"]
+    effective = ["Start", "Ready", "Second attempt", "Second answer", "Keep going"]
+    effective += ["Kept going", "After compaction", "Final answer"]
+    for name in ("laptop", "box"):
+        read = _read(hub, token, listed[name]["id"]).json()["entries"]
+        assert [e["text"] for e in read] == effective
+        with db.snapshot() as tx:
+            rows = tx.all(
+                "SELECT seq, parent_seq, on_branch, text FROM entries WHERE session_id = ?"
+                " ORDER BY seq",
+                (listed[name]["id"],),
+            )
+        assert [(r[0], r[1], bool(r[2])) for r in rows] == [
+            *[(n, n - 1 or None, True) for n in range(1, 9)],
+            (9, 2, False),  # the abandoned turn continues "Ready"
+            (10, 9, False),
+        ]
+    with db.snapshot() as tx:
+        branch = tx.all("SELECT text FROM entries WHERE NOT on_branch ORDER BY session_id, seq")
+    assert sorted(r[0] for r in branch) == sorted(
+        [
+            "First attempt with [redacted]",
+            "First answer",
+            "First attempt",
+            "First answer with [redacted]",
+        ]
+    )
+    everything = _every_table_text(db)
+    assert SECRET not in everything and SECRET[:12] not in everything
+    # Neither search mode finds the abandoned turns; the effective ones are found.
+    with httpx.Client(base_url=hub, headers={"Authorization": f"Bearer {token}"}) as http:
+        for mode in ("literal", "ranked"):
+            for query, found in (("First attempt", 0), ("Second attempt", 2)):
+                hits = http.get("/brain/search", params={"q": query, "mode": mode}).json()
+                assert len(hits["hits"]) == found, (mode, query)
+    assert laptop.sync()["sent"] == 0 and box.sync()["sent"] == 0

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from convodex.sources.base import SessionInfo
+from convodex.sources.base import Budget, ReadResult, SessionInfo
 from convodex.sources.claude_code import FORMAT
 from convodex.sources.discover import FORMATS
 from helpers import CliRun, hits, read_all, write_jsonl
@@ -138,3 +138,45 @@ def test_every_fixture_s_placed_title_is_its_scanned_title() -> None:
             assert FORMAT.title_at(path, *info.title_span) == info.title, path
             placed += 1
     assert placed >= 1  # the fixtures hold real summary records
+
+
+def test_abandoned_branches_are_read_only_when_asked(tmp_path: Path) -> None:
+    """Rewinds nest: the turns each one left are a branch naming the message it
+    continues (the effective branch's, or an earlier branch's); reading with the
+    branches gives the same messages as a plain read, which never holds them."""
+    sid = "33333333-cccc-4000-8000-000000000003"
+    path = write_jsonl(
+        tmp_path / f"{sid}.jsonl",
+        [
+            line("u1", None, "user", sid, "start"),
+            line("a1", "u1", "assistant", sid, "ready"),
+            line("u2", "a1", "user", sid, "first try"),
+            line("a2", "u2", "assistant", sid, "first answer"),
+            line("u3", "a2", "user", sid, "deeper try"),
+            line("u2b", "a1", "user", sid, "second try"),  # a rewind to "ready"
+            line("a2b", "u2b", "assistant", sid, "second answer"),
+            line("u3x", "a2", "user", sid, "another deeper try"),  # a rewind to "first answer"
+            line("u3b", "a2b", "user", sid, "kept going"),
+        ],
+    )
+    plain = list(FORMAT.read(path, ReadResult(0, 0), Budget.from_env()))
+    messages, branches = FORMAT.read_with_branches(path, ReadResult(0, 0), Budget.from_env())
+    assert [(m.index, m.offset, m.text()) for m in messages] == [
+        (m.index, m.offset, m.text()) for m in plain
+    ]
+    assert [m.text() for m in plain] == [
+        "start",
+        "ready",
+        "second try",
+        "second answer",
+        "kept going",
+    ]
+    offsets = {m.text(): m.offset for m in plain}
+    found = [(b.after, [m.text() for m in b.messages]) for b in branches]
+    first = branches[0].messages[1].offset  # "first answer", on the first branch
+    assert found == [
+        (offsets["ready"], ["first try", "first answer", "deeper try"]),
+        (first, ["another deeper try"]),
+    ]
+    # Branch messages have indexes of their own, after the effective ones.
+    assert [m.index for b in branches for m in b.messages] == [5, 6, 7, 8]

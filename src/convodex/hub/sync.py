@@ -27,7 +27,7 @@ from convodex.errors import ConvodexError
 from convodex.hub.client import HubClient
 from convodex.hub.settings import HubSettings
 from convodex.hub.state import Checkpoint, SyncState, state_path
-from convodex.models import SessionDocument, SessionEntry, TreeRow, encode
+from convodex.models import SessionBranch, SessionDocument, SessionEntry, TreeRow, encode
 from convodex.team_models import SyncItem, SyncReport
 
 if TYPE_CHECKING:
@@ -73,15 +73,39 @@ def home_relative(path: str | None) -> str:
     return path
 
 
-def upload_entries(document: SessionDocument) -> list[dict[str, Any]]:
+def upload_entries(
+    document: SessionDocument, branches: list[SessionBranch] | None = None
+) -> list[dict[str, Any]]:
     """The document's messages as hub entries, each with a time (microseconds): its
-    own, else the one before it, else the session's start."""
+    own, else the one before it, else the session's start. The effective branch comes
+    first; each abandoned branch follows, its first entry naming the entry it
+    continues (``parent``: its place in the upload; 0: none)."""
     fallback = (document.started_at or document.ended_at or int(time.time() * 1000)) * 1000
-    out = []
-    for entry in document.messages:
+    out: list[dict[str, Any]] = []
+    place: dict[int, int] = {}  # message index -> its place in the upload (from 1)
+
+    def add(entry: SessionEntry, parent: int | None, stamp: int) -> int:
         if entry.created_at is not None:
-            fallback = entry.created_at * 1000
-        out.append({"payload": _payload(entry), "createdAt": fallback})
+            stamp = entry.created_at * 1000
+        item: dict[str, Any] = {"payload": _payload(entry), "createdAt": stamp}
+        if parent is not None:
+            item["parent"] = parent
+        out.append(item)
+        place[entry.message_index] = len(out)
+        return stamp
+
+    for entry in document.messages:
+        fallback = add(entry, None, fallback)
+    if not out:
+        return out
+    for branch in branches or ():
+        if branch.after is not None and branch.after not in place:
+            continue
+        parent: int | None = 0 if branch.after is None else place[branch.after]
+        stamp = fallback if branch.after is None else out[place[branch.after] - 1]["createdAt"]
+        for entry in branch.messages:
+            stamp = add(entry, parent, stamp)
+            parent = None
     return out
 
 
@@ -227,12 +251,13 @@ class Syncer:
             if known is not None and known.stamp == stamp:
                 self._note(agent, sid, "unchanged")
                 return
-            document = self._document(row)
+            branches: list[SessionBranch] = []
+            document = self._document(row, branches)
         except (OSError, ConvodexError):
             self._note(agent, sid, "failed")
             return
-        entries = upload_entries(document)
-        facts = {
+        entries = upload_entries(document, branches)
+        facts: dict[str, Any] = {
             "machine": self.settings.machine,
             "agent": agent,
             "sessionId": sid,
@@ -244,6 +269,9 @@ class Syncer:
             # A fork or sub-agent session names the one it came from (its hub copy),
             # never one this machine keeps to itself.
             facts["forkedFrom"] = row.parent_id
+        if len(entries) > len(document.messages):
+            # Abandoned branches follow the effective one, which ends at its last entry.
+            facts["head"] = len(document.messages)
         encoded = [encode(entry) for entry in entries]
         body = with_entries(facts, encoded)
         digest = hashlib.sha256(body).hexdigest()
@@ -272,8 +300,10 @@ class Syncer:
         self._record(point, len(body))
         self._note(agent, sid, "send" if state == "stored" else "unchanged", len(body))
 
-    def _document(self, row: TreeRow) -> SessionDocument:
-        from convodex.catalog.transcript import redact_document
+    def _document(self, row: TreeRow, branches: list[SessionBranch]) -> SessionDocument:
+        """The row's document; ``branches`` receives its abandoned branches (both
+        redacted when the settings ask)."""
+        from convodex.catalog.transcript import read_document, redact_branches, redact_document
 
         # One catalog connection serves every upload thread in the foreground, and
         # sqlite3's statement cache is not safe to share: one lookup at a time.
@@ -284,8 +314,15 @@ class Syncer:
                 ref = self.service.resolve(row.session_path)
             if ref.session_path != row.session_path:
                 ref = self.service.resolve(row.session_path)
-        document = self.service.document(ref)
-        return redact_document(document) if self.settings.redact else document
+        found: list[SessionBranch] = []
+        # Not ``service.document``: a sync is no person waiting, so background indexing
+        # need not hold for it.
+        document = read_document(ref, branches=found)
+        if not self.settings.redact:
+            branches.extend(found)
+            return document
+        branches.extend(redact_branches(found))
+        return redact_document(document)
 
     def _deletions(self, seen: set[tuple[str, str]]) -> None:
         for point in list(self.state.done.values()):

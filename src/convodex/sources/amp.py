@@ -31,7 +31,7 @@ from convodex.sources.base import (
     messages_at,
     read_at,
 )
-from convodex.sources.claude_code import parse_time
+from convodex.sources.claude_info import parse_time
 from convodex.sources.content import SILENT_BLOCKS, Parts, ToolUses, block_text
 from convodex.text.documents import arguments_text
 

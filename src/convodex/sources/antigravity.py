@@ -39,7 +39,7 @@ from convodex.sources.base import (
     Support,
     open_source,
 )
-from convodex.sources.claude_code import parse_time
+from convodex.sources.claude_info import parse_time
 from convodex.sources.content import Parts
 
 NAME = "antigravity"

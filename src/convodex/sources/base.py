@@ -135,6 +135,16 @@ def _without_recall_blocks(documents: list[Document]) -> list[Document]:
     return out
 
 
+class SourceBranch(msgspec.Struct):
+    """Turns the effective transcript left behind (a rewind, an edited prompt): never
+    indexed, never in the tree, read only by callers that ask (``convodex sync``)."""
+
+    #: the offset of the message it continues (on the effective branch or an earlier
+    #: branch); ``None``: the session's start
+    after: int | None
+    messages: list[SourceMessage]
+
+
 class LineError(msgspec.Struct):
     """A record that could not be used; counted per source, never fatal."""
 
@@ -299,6 +309,14 @@ class SourceFormat(abc.ABC):
         One file may hold many sessions: each message then names its own
         ``session_id`` and ``title`` (and ``subagent``), as chat exports do.
         """
+
+    def read_with_branches(
+        self, path: Path, result: ReadResult, budget: Budget
+    ) -> tuple[list[SourceMessage], list[SourceBranch]]:
+        """Every message of :meth:`read`, and the branches the effective transcript
+        left behind (rewinds, edits), for a caller that asks (``convodex sync``). A
+        format whose files keep no such turns has none."""
+        return list(self.read(path, result, budget)), []
 
     @abc.abstractmethod
     def load(self, path: Path, offset: int, length: int, index: int) -> SourceMessage | None:

@@ -38,7 +38,7 @@ from convodex.sources.base import (
     Support,
     nested_text,
 )
-from convodex.sources.claude_code import parse_time
+from convodex.sources.claude_info import parse_time
 from convodex.text.documents import (
     Document,
     Kind,

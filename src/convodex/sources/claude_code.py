@@ -26,7 +26,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterator
-from datetime import datetime
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -39,21 +38,28 @@ from convodex.sources.base import (
     NamedResultsFormat,
     ReadResult,
     SessionInfo,
+    SourceBranch,
     SourceMessage,
     Support,
     messages_at,
     open_source,
     read_span,
 )
-from convodex.sources.claude_tree import Node, RecordTree, display_spans, run_root
+from convodex.sources.claude_info import parse_time, scan_info, title_of
+from convodex.sources.claude_tree import (
+    Branch,
+    Node,
+    RecordTree,
+    branch_spans,
+    display_spans,
+    run_root,
+)
 from convodex.sources.content import Parts, ToolUses, block_text
 from convodex.sources.jsonl import (
     KeptRecords,
     decoded_lines,
     keeps_records,
     line_blocks,
-    line_pieces,
-    lines_matching,
     records_at,
 )
 from convodex.text.documents import (
@@ -72,7 +78,6 @@ META_TYPES = frozenset(
     " file-history-snapshot queue-operation permission-mode mode worktree-state"
     " frame-link pr-link bridge-session atis-latch started result relocated".split()
 )
-HEADLESS_ENTRYPOINTS = frozenset({"sdk-cli", "sdk-ts", "sdk-py"})
 INFO_SCAN_BYTES = 32 * 1024 * 1024
 # The run of a sidechain record that names none; the reader puts the run's first
 # record's uuid in its place (``ClaudeCodeFormat.load``).
@@ -125,16 +130,6 @@ class _Record(msgspec.Struct):
     is_error: bool | None = None
 
 
-class _Info(msgspec.Struct):
-    type: str | None = None
-    sessionId: str | None = None
-    cwd: str | None = None
-    entrypoint: str | None = None
-    summary: str | None = None
-    customTitle: str | None = None
-    timestamp: str | None = None
-
-
 class _SubMeta(msgspec.Struct):
     agentType: str | None = None
     description: str | None = None
@@ -142,22 +137,7 @@ class _SubMeta(msgspec.Struct):
 
 _decode_meta = msgspec.json.Decoder(_Meta).decode
 _decode_record = msgspec.json.Decoder(_Record).decode
-_decode_info = msgspec.json.Decoder(_Info).decode
 _decode_submeta = msgspec.json.Decoder(_SubMeta).decode
-
-
-def parse_time(value: str | None) -> int | None:
-    """Milliseconds since the epoch of an ISO-8601 timestamp, or ``None``.
-
-    ``datetime.fromisoformat`` is C code: about 0.6 µs a call, 3% of reading a Claude
-    Code file (profilers make it look several times that, as they do every call).
-    """
-    if not value:
-        return None
-    try:
-        return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1000)
-    except ValueError:
-        return None
 
 
 def effective_spans(
@@ -168,6 +148,7 @@ def effective_spans(
     kept: KeptRecords[_Record] | None = None,
     linear: bool = False,
     runs: dict[int, str] | None = None,
+    branches: list[Branch] | None = None,
 ) -> list[tuple[int, int]]:
     """Pass one: the tree from structural fields, then the spans of the chosen chain.
 
@@ -179,7 +160,8 @@ def effective_spans(
     Sidechain records in a main file are sub-agent work; their spans (every one, in
     file order: each sub-agent run is its own branch) go to ``sidechains``. With
     ``kept``, every record is decoded whole and the message records are kept there,
-    so building the messages decodes nothing again.
+    so building the messages decodes nothing again. ``branches`` receives the main
+    transcript's abandoned branches (rewound or edited turns), when asked.
     """
     main, side = RecordTree(), RecordTree()
     own = _stem(path.name)
@@ -249,7 +231,13 @@ def effective_spans(
                 runs.update((offset, label.removeprefix("agent:")) for offset, _ in spans)
     # Another session's records written into this file (interleaved) do not decide
     # where this session ends: its own last record does.
-    return display_spans(main.nodes if linear else main.chain(leaf))
+    if linear or branches is None:
+        return display_spans(main.nodes if linear else main.chain(leaf))
+    chain = main.positions(leaf)
+    owners: list[int] = []
+    spans = display_spans([main.nodes[p] for p in chain], owners)
+    branches.extend(branch_spans(main, chain, spans, owners))
+    return spans
 
 
 _NO_CONTENT = frozenset({b"", b"null", b"[]", b'""'})
@@ -447,12 +435,30 @@ class ClaudeCodeFormat(NamedResultsFormat):
         self._runs = FileMemo(_sidechain_runs)
 
     def read(self, path: Path, result: ReadResult, budget: Budget) -> Iterator[SourceMessage]:
+        return self._messages(path, result, budget, None)
+
+    def read_with_branches(
+        self, path: Path, result: ReadResult, budget: Budget
+    ) -> tuple[list[SourceMessage], list[SourceBranch]]:
+        """The messages of :meth:`read`, and the turns a rewind or an edit left behind,
+        from the same pass over the file."""
+        branches: list[SourceBranch] = []
+        return list(self._messages(path, result, budget, branches)), branches
+
+    def _messages(
+        self,
+        path: Path,
+        result: ReadResult,
+        budget: Budget,
+        branches: list[SourceBranch] | None,
+    ) -> Iterator[SourceMessage]:
         size = os.stat(path).st_size
         budget.check(path, "log", size)
         sidechains: list[tuple[int, int]] = []
         runs: dict[int, str] = {}
         kept: KeptRecords[_Record] | None = KeptRecords() if keeps_records(size, budget) else None
-        spans = effective_spans(path, result, budget, sidechains, kept, self.linear, runs)
+        found: list[Branch] | None = None if branches is None else []
+        spans = effective_spans(path, result, budget, sidechains, kept, self.linear, runs, found)
         names: dict[str, str] = {}  # filled in order: a call precedes its result
         file = _File(str(path))
         with open_source(path) as handle:
@@ -469,6 +475,11 @@ class ClaudeCodeFormat(NamedResultsFormat):
             # Sidechain messages follow the main transcript's display indexes.
             for message in messages_at(handle, sidechains, result, load):
                 yield _in_run(message, runs)
+            # Abandoned branches, when asked, follow them (indexes of their own).
+            for after, branch in found or ():
+                messages = list(messages_at(handle, branch, result, load))
+                assert branches is not None
+                branches.append(SourceBranch(after, messages))
 
     def load(self, path: Path, offset: int, length: int, index: int) -> SourceMessage | None:
         message = super().load(path, offset, length, index)
@@ -489,7 +500,7 @@ class ClaudeCodeFormat(NamedResultsFormat):
         info = SessionInfo(session_id=stem, subagent=subagent)
         try:
             with open(path, "rb") as handle:
-                _scan_info(info, line_blocks(handle, INFO_SCAN_BYTES))
+                scan_info(info, line_blocks(handle, INFO_SCAN_BYTES))
         except OSError:
             pass
         else:
@@ -508,74 +519,7 @@ class ClaudeCodeFormat(NamedResultsFormat):
         line = read_span(path, offset, length)
         if line is None:
             return None  # the file no longer holds the record
-        found = SessionInfo(session_id="")
-        _title(found, _info_record(line), offset, length)
-        return found.title
-
-
-# A line that may hold a title: only these are decoded once the session is known.
-_TITLE_MARKS = (b'"summary"', b"custom-title")
-
-
-def _scan_info(info: SessionInfo, blocks: Iterator[bytes]) -> None:
-    """Listing facts from the first record naming the session and its directory, and
-    the title of the last summary or custom-title record, with that record's place
-    (the blocks are the file's whole lines from its start, in order).
-
-    Every line is decoded until that first record; after it, only lines that may set
-    a title (found by searching whole blocks, not line by line).
-    """
-    base = 0  # where the block starts in the file
-    for block in blocks:
-        pos = 0
-        while pos < len(block):
-            end = block.find(b"\n", pos) + 1 or len(block)
-            found: _Info | None = None
-            for start, length, rec in line_pieces(block[pos:end], _decode_info):
-                _title(info, rec, base + pos + start, length)
-                if found is None and (rec.cwd or rec.sessionId):
-                    found = rec
-            pos = end
-            if found is not None:
-                info.workspace_root = found.cwd
-                info.created_at = parse_time(found.timestamp)
-                if found.entrypoint in HEADLESS_ENTRYPOINTS:
-                    info.subagent = info.headless = True
-                for at, titled in lines_matching(block, _TITLE_MARKS, pos):
-                    _titles(info, titled, base + at)
-                base += len(block)
-                for rest in blocks:
-                    for at, titled in lines_matching(rest, _TITLE_MARKS):
-                        _titles(info, titled, base + at)
-                    base += len(rest)
-                return
-        base += len(block)
-
-
-def _titles(info: SessionInfo, line: bytes, offset: int) -> None:
-    """Take the titles of the records on the line at ``offset`` (several when glued)."""
-    for start, length, rec in line_pieces(line, _decode_info):
-        _title(info, rec, offset + start, length)
-
-
-def _title(info: SessionInfo, rec: _Info | None, offset: int, length: int) -> None:
-    """Take the title a record gives, and the record's place (``offset``, ``length``)."""
-    if rec is None:
-        return
-    if rec.type == "summary" and rec.summary:
-        info.title = rec.summary
-    elif rec.type == "custom-title" and rec.customTitle:
-        info.title = rec.customTitle
-    else:
-        return
-    info.title_span = (offset, length)
-
-
-def _info_record(line: bytes) -> _Info | None:
-    try:
-        return _decode_info(line)
-    except (msgspec.DecodeError, RecursionError):
-        return None
+        return title_of(line, offset, length)
 
 
 FORMAT = ClaudeCodeFormat()

@@ -44,7 +44,7 @@ from convodex.sources.base import (
     messages_at,
     read_at,
 )
-from convodex.sources.claude_code import parse_time
+from convodex.sources.claude_info import parse_time
 from convodex.sources.content import Parts, ToolUses, block_text
 from convodex.sources.roots import CLINE_EXTENSIONS
 from convodex.text.shown import remove_think_blocks

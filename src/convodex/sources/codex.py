@@ -37,7 +37,7 @@ from convodex.sources.base import (
     messages_at,
     nested_text,
 )
-from convodex.sources.claude_code import parse_time
+from convodex.sources.claude_info import parse_time
 from convodex.sources.jsonl import decoded_lines, line_records
 from convodex.text.documents import (
     Document,

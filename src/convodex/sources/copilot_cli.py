@@ -32,7 +32,7 @@ from convodex.sources.base import (
     Support,
     messages_at,
 )
-from convodex.sources.claude_code import parse_time
+from convodex.sources.claude_info import parse_time
 from convodex.sources.content import Parts, block_text
 from convodex.sources.jsonl import decoded_lines, line_messages, line_records, records_at
 

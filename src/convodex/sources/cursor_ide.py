@@ -44,7 +44,7 @@ from convodex.sources.base import (
     SourceMessage,
     Support,
 )
-from convodex.sources.claude_code import parse_time
+from convodex.sources.claude_info import parse_time
 from convodex.sources.jsonl import error_class
 from convodex.sqlite import sqlite3
 from convodex.text.documents import (

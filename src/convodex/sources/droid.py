@@ -37,7 +37,7 @@ from convodex.sources.base import (
     messages_at,
     open_source,
 )
-from convodex.sources.claude_code import parse_time
+from convodex.sources.claude_info import parse_time
 from convodex.sources.content import Parts, ToolUses, block_text
 from convodex.sources.jsonl import decoded_lines, line_messages, line_records, records_at
 from convodex.sources.tree import chain_to

@@ -29,7 +29,7 @@ from convodex.sources.base import (
     SourceMessage,
     Support,
 )
-from convodex.sources.claude_code import parse_time
+from convodex.sources.claude_info import parse_time
 from convodex.sources.content import Parts, block_text
 from convodex.sources.jsonl import decoded_lines, line_messages, records_at
 

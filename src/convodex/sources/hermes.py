@@ -43,7 +43,7 @@ from convodex.sources.base import (
     open_source,
     read_at,
 )
-from convodex.sources.claude_code import parse_time
+from convodex.sources.claude_info import parse_time
 from convodex.sources.content import Parts
 from convodex.sqlite import sqlite3
 

@@ -34,7 +34,7 @@ from convodex.sources.base import (
     Support,
     open_source,
 )
-from convodex.sources.claude_code import parse_time
+from convodex.sources.claude_info import parse_time
 from convodex.sources.content import Parts, block_text
 from convodex.sources.jsonl import line_records
 from convodex.text.documents import arguments_text

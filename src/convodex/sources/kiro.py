@@ -39,7 +39,7 @@ from convodex.sources.base import (
     open_source,
     read_at,
 )
-from convodex.sources.claude_code import parse_time
+from convodex.sources.claude_info import parse_time
 from convodex.sources.content import Parts, block_text
 from convodex.sources.jsonl import line_messages, line_records, records_at
 from convodex.text.documents import arguments_text

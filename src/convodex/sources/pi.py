@@ -33,7 +33,7 @@ from convodex.sources.base import (
     load_message,
     messages_at,
 )
-from convodex.sources.claude_code import parse_time
+from convodex.sources.claude_info import parse_time
 from convodex.sources.content import Parts, block_text
 from convodex.sources.jsonl import decoded_lines, line_records, records_at
 from convodex.sources.tree import chain_to

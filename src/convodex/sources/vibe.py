@@ -17,7 +17,7 @@ from pathlib import Path
 import msgspec
 
 from convodex.sources.base import SessionInfo, Support
-from convodex.sources.claude_code import parse_time
+from convodex.sources.claude_info import parse_time
 from convodex.sources.session_log import SessionLogFormat
 
 NAME = "mistral_vibe"
