@@ -20,6 +20,7 @@ import argparse
 import os
 import random
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -33,6 +34,7 @@ import psycopg
 from psycopg import sql
 
 import corpus
+from baseline import baseline
 from convodex.server import Caller, Database, add_account, open_database
 from convodex.server.dialects.postgresql import PostgresDialect
 from convodex.server.projection import new_entry
@@ -64,8 +66,20 @@ def _text(rng: random.Random, words: list[str]) -> str:
     return " ".join(picked)
 
 
+#: sessions generated in Python; a larger journal repeats them in SQL (a multiple of 18,
+#: so every copy keeps each session's owner, s % 9, and whether it is shared, s % 2)
+BASE_SESSIONS = 9_990
+
+
 def load(url: str, entries: int, seed: int = 7) -> tuple[float, list[Caller]]:
-    """COPY ``entries`` entries in; return seconds and the 9 callers (teams joined)."""
+    """COPY ``entries`` entries in; return seconds and the 9 callers (teams joined).
+
+    At most ``BASE_SESSIONS`` sessions (~1 M entries) are generated here, every row's
+    text, hash and ranked tokens by the journal's own projection functions; more
+    entries repeat that base in SQL under new session ids and later times (the same
+    densities of every query class, newest entries last in each partition's heap, as
+    a hub that syncs as it goes stores them). Secondary indexes are built afterwards.
+    """
     started = time.perf_counter()
     with open_database(url, pool_size=2) as db:
         db.migrate()
@@ -84,14 +98,17 @@ def load(url: str, entries: int, seed: int = 7) -> tuple[float, list[Caller]]:
     words = ["system"] + ["".join(rng.choices(letters, k=rng.randint(3, 9))) for _ in range(4000)]
     dialect = PostgresDialect()
     sessions = max(1, entries // SESSION_SIZE)
+    base_sessions = min(sessions, BASE_SESSIONS)
+    base = min(entries, base_sessions * SESSION_SIZE) if sessions > base_sessions else entries
     with psycopg.connect(url, autocommit=True) as conn, conn.cursor() as cur:
-        # The GIN indexes are built after the load (the migration's own definitions,
-        # read back from the catalog): one build, not millions of incremental inserts.
-        gin = conn.execute(
-            "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'entries'"
-            " AND indexdef LIKE '%USING gin%'"
+        # The secondary indexes (the migrations' own definitions, read back from the
+        # catalog) are built after the load: one sorted build each, not millions of
+        # incremental inserts. The keys of constraints stay.
+        indexes = conn.execute(
+            "SELECT i.indexname, i.indexdef FROM pg_indexes i WHERE i.tablename = 'entries'"
+            " AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conname = i.indexname)"
         ).fetchall()
-        for name, _ in gin:
+        for name, _ in indexes:
             conn.execute(sql.SQL("DROP INDEX {}").format(sql.Identifier(name)))
         with cur.copy(
             "COPY sessions (id, owner_id, kind, title, created_at, head_seq, team_id, machine,"
@@ -109,7 +126,7 @@ def load(url: str, entries: int, seed: int = 7) -> tuple[float, list[Caller]]:
             " meta, discarded, on_branch, projected, text, personal_owner, team_id, tokens)"
             " FROM STDIN"
         ) as copy:
-            for i in range(entries):
+            for i in range(base):
                 s, seq = divmod(i, SESSION_SIZE)
                 s = min(s, sessions - 1)
                 owner = callers[s % 9]
@@ -121,13 +138,38 @@ def load(url: str, entries: int, seed: int = 7) -> tuple[float, list[Caller]]:
                      entry.payload_hash, False, False, True, True, entry.text, owner.id,
                      team_of[owner.id] if s % 2 else None, dialect.tokens_param(entry.tokens))
                 )  # fmt: skip
+        generated = time.perf_counter() - started
+        for copy_start in range(base, entries, base):
+            # Session s + k * base_sessions, k base lengths later: the same owner and team.
+            shift = copy_start // SESSION_SIZE
+            count = min(base, entries - copy_start)
+            conn.execute(
+                "INSERT INTO entries (session_id, seq, created_at, parent_seq, role, payload,"
+                " payload_hash, meta, discarded, on_branch, projected, text, personal_owner,"
+                " team_id, tokens)"
+                " SELECT 's' || (substr(session_id, 2)::bigint + %s), seq,"
+                " created_at + make_interval(secs => %s), parent_seq, role, payload,"
+                " payload_hash, meta, discarded, on_branch, projected, text, personal_owner,"
+                " team_id, tokens FROM entries WHERE created_at < %s ORDER BY created_at",
+                (shift, copy_start, dialect.ts_param(START + count * 1_000_000)),
+            )
+        copied = time.perf_counter() - started
         conn.execute("SET maintenance_work_mem = '1GB'")
-        for _, definition in gin:
+        for _, definition in indexes:
             # A partitioned table's index is defined ON ONLY the parent; built ON it,
             # every partition gets its own.
             conn.execute(definition.replace(" ON ONLY ", " ON ", 1).encode())
-        conn.execute("ANALYZE")
-    return time.perf_counter() - started, callers
+        indexed = time.perf_counter() - started
+        # As autovacuum leaves a live hub: statistics, and the visibility map that lets
+        # an index-only scan skip the heap.
+        conn.execute("VACUUM ANALYZE")
+    seconds = time.perf_counter() - started
+    print(
+        f"load: {base:,} entries generated in {generated:.0f} s, repeated to {entries:,} by"
+        f" {copied - generated:.0f} s, indexes {indexed - copied:.0f} s, vacuum"
+        f" {seconds - indexed:.0f} s"
+    )
+    return seconds, callers
 
 
 def timed(run: Callable[[], object], repeat: int) -> tuple[float, float]:
@@ -140,20 +182,62 @@ def timed(run: Callable[[], object], repeat: int) -> tuple[float, float]:
     return statistics.median(samples), samples[max(0, int(len(samples) * 0.95) - 1)]
 
 
-def search_figures(db: Database, caller: Caller, repeat: int) -> None:
-    print(f"{'query':8} {'mode':8} {'scope':8} {'p50 ms':>8} {'p95 ms':>8}  hits")
+def _query_runner(
+    db: Database, caller: Caller, query: str, mode: str, scope: str
+) -> Callable[[], int]:
+    def run() -> int:
+        if mode == "ranked":
+            return len(search_ranked(db, caller, query, 20, scope).hits)
+        return len(search_messages(db, caller, query, 20, scope))
+
+    return run
+
+
+def bench_callers(url: str) -> list[Caller]:
+    """The 9 callers of a database :func:`load` filled."""
+    with psycopg.connect(url) as conn:
+        rows = conn.execute(
+            "SELECT id, name FROM accounts WHERE name LIKE 'user_' ORDER BY name"
+        ).fetchall()
+    return [Caller(str(id_), str(name), False) for id_, name in rows]
+
+
+def worker(url: str, query: str, mode: str, scope: str, repeat: int) -> None:
+    """One figure in this process (``--worker``): what ``--base`` runs in each tree."""
+    with open_database(url, pool_size=2) as db:
+        run = _query_runner(db, bench_callers(url)[0], query, mode, scope)
+        hits = run()
+        p50, p95 = timed(run, repeat)
+    print(f"{p50} {p95} {hits}")
+
+
+def _in_tree(tree: Path | None, url: str, query: str, mode: str, scope: str, repeat: int) -> str:
+    """One figure measured by a fresh process of this tree or of ``tree``."""
+    env = dict(os.environ)
+    if tree is not None:
+        env["PYTHONPATH"] = str(tree / "src")
+    done = subprocess.run(
+        [sys.executable, __file__, "--db", url, "--repeat", str(repeat), "--worker",
+         query, mode, scope],
+        env=env, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    p50, p95, hits = done.stdout.split()
+    return f"{float(p50):8.1f} {float(p95):8.1f} {hits:>5}"
+
+
+def search_figures(url: str, repeat: int, base: Path | None) -> None:
+    """p50/p95 per query class, mode and scope; with ``base``, that tree's figure before
+    this tree's, class by class (each figure from a fresh process of its tree)."""
+    head = f"{'p50 ms':>8} {'p95 ms':>8} {'hits':>5}"
+    columns = f"base {head}   this {head}" if base else head
+    print(f"{'query':8} {'mode':8} {'scope':8} {columns}")
     for name, (query, _) in QUERIES.items():
         for mode in ("literal", "ranked"):
             for scope in ("account", "team"):
-
-                def run(query: str = query, mode: str = mode, scope: str = scope) -> int:
-                    if mode == "ranked":
-                        return len(search_ranked(db, caller, query, 20, scope).hits)
-                    return len(search_messages(db, caller, query, 20, scope))
-
-                hits = run()
-                p50, p95 = timed(run, repeat)
-                print(f"{name:8} {mode:8} {scope:8} {p50:8.1f} {p95:8.1f}  {hits}")
+                figures = [_in_tree(tree, url, query, mode, scope, repeat)
+                           for tree in ([base, None] if base else [None])]  # fmt: skip
+                load_now = f"load {os.getloadavg()[0]:.1f}"
+                print(f"{name:8} {mode:8} {scope:8} {'   '.join(figures)}   {load_now}")
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -257,18 +341,31 @@ def main() -> int:
     ap.add_argument("--mb", type=float, default=200.0, help="local history to sync, MiB (200)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--only", choices=["search", "sync"], default=None)
+    ap.add_argument(
+        "--db", help="search an already loaded bench database (a PostgreSQL URL) instead"
+    )
+    ap.add_argument(
+        "--base", help="also measure this older tree (a checkout or git revision), figure by figure"
+    )
+    ap.add_argument("--worker", nargs=3, metavar=("QUERY", "MODE", "SCOPE"), help=argparse.SUPPRESS)
     args = ap.parse_args()
-    print(f"uptime: {os.getloadavg()}")
-    with TempPostgres() as pg:
-        if args.only != "sync":
-            url = pg.create_database("hub")
-            seconds, callers = load(url, args.entries)
-            print(f"loaded {args.entries:,} entries in {seconds:.0f} s")
-            with open_database(url, pool_size=2) as db:
-                search_figures(db, callers[0], args.repeat)
-        if args.only != "search":
-            sync_figures(pg, args.mb, args.seed)
-    print(f"uptime: {os.getloadavg()}")
+    if args.worker:
+        worker(args.db, *args.worker, args.repeat)
+        return 0
+    base = baseline(args.base) if args.base else None
+    print(f"uptime: {subprocess.getoutput('uptime').strip()}")
+    if args.db:
+        search_figures(args.db, args.repeat, base)
+    else:
+        with TempPostgres() as pg:
+            if args.only != "sync":
+                url = pg.create_database("hub")
+                seconds, _ = load(url, args.entries)
+                print(f"loaded {args.entries:,} entries in {seconds:.0f} s")
+                search_figures(url, args.repeat, base)
+            if args.only != "search":
+                sync_figures(pg, args.mb, args.seed)
+    print(f"uptime: {subprocess.getoutput('uptime').strip()}")
     return 0
 
 

@@ -15,8 +15,10 @@ __all__ = ["db", "people", "pg_cluster", "team", "tuning"]
 @pytest.fixture(params=["scan-first", "index-first"])
 def tuning(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Run every case both with the default plan (small data: scan) and with a tiny
-    probe window and no small-scope scan, so the trigram index serves older rows."""
+    probe window, no second walk and no small-scope scan, so the trigram index serves
+    older rows."""
     if request.param == "index-first":
         monkeypatch.setattr(search_module, "PROBE_WINDOW", 2)
+        monkeypatch.setattr(search_module, "WALK_LIMIT", 0)
         monkeypatch.setattr(search_module, "SMALL_SCOPE", 0)
     return str(request.param)

@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from convodex.server import Database, append, create_session, discard, rewrite
+from convodex.server import ranked as ranked_module
 from convodex.web.server_app import create_app
 from server.server_helpers import assistant, serving, set_session_facts, user
 from server_fixtures import People
@@ -252,3 +253,26 @@ def test_ranked_pages_continue_exactly_with_a_cursor(
     bad = http.get("/brain/search", params={"q": "deploy", "mode": "ranked", "cursor": "nope"})
     assert bad.status_code == 400
     assert bad.json()["error"] == "the cursor is not valid"
+
+
+def test_ranked_ranks_the_newest_candidates_through_any_window(
+    db: Database, people: People, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ranked answer is the best of the scope's newest ``RANK_CANDIDATES`` matches
+    (an old better match is not read), the same whether the whole index or windows of
+    the owner's newest entries (PostgreSQL) supplied them; others' matches never do."""
+    mine = create_session(db, people.alice.id, title="mine")
+    theirs = create_session(db, people.bob.id, title="theirs")
+    for n in range(30):
+        text = "deploy deploy deploy" if n < 5 else ("deploy now" if n % 2 else "other words")
+        append(db, mine, user(text), created_at=NOW + n)
+        append(db, theirs, user("deploy deploy deploy deploy"), created_at=NOW + n)
+    monkeypatch.setattr(ranked_module, "RANK_CANDIDATES", 6)
+    answers = []
+    for window in (10**9, 2, 5):
+        monkeypatch.setattr(ranked_module, "RANK_WINDOW", window)
+        page = ranked_module.search_ranked(db, people.alice, "deploy", 50)
+        answers.append([(h.ts, h.snippet, h.score) for h in page.hits])
+    assert answers[1] == answers[0] and answers[2] == answers[0]
+    assert [snippet for _, snippet, _ in answers[0]] == ["deploy now"] * 6
+    assert [ts for ts, _, _ in answers[0]] == sorted((ts for ts, _, _ in answers[0]), reverse=True)

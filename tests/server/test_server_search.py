@@ -6,6 +6,7 @@ import pytest
 
 from convodex.models import to_builtins
 from convodex.server import Database, append, create_session, search_messages
+from convodex.server import search as search_module
 from convodex.server.search import MAX_LIMIT
 from server.server_helpers import assistant, tool_call, user
 from server_fixtures import People
@@ -156,3 +157,24 @@ def test_old_matches_behind_many_newer_non_matching_candidates_are_found(
         append(db, sid, user(f"unrelated {i}"), created_at=1_000 + i)
     assert _snippets(db, people, "qq") == ["the old qq answer"]
     assert _snippets(db, people, "old qq") == ["the old qq answer"]
+
+
+@pytest.mark.parametrize("every", [1, 3, 50])
+def test_every_plan_finds_the_same_newest_hits(
+    db: Database, people: People, monkeypatch: pytest.MonkeyPatch, every: int
+) -> None:
+    """Dense, mid and sparse matches: a scan, walks of the owner's newest rows (the
+    second one sized by the density the first saw) and the trigram index give the
+    same newest-first page; another owner's matches, denser still, never show."""
+    mine = create_session(db, people.alice.id, title="mine")
+    theirs = create_session(db, people.bob.id, title="theirs")
+    for i in range(150):
+        append(db, mine, user(f"needle {i}" if i % every == 0 else f"hay {i}"), created_at=10 + i)
+        append(db, theirs, user(f"bob's needle {i}"), created_at=10 + i)
+    expected = [f"needle {i}" for i in reversed(range(150)) if i % every == 0][:20]
+    plans = {"scan": (1000, 16_000, 5000), "walks": (4, 10_000, 0), "index": (4, 0, 0)}
+    for name, (probe, walk_limit, small) in plans.items():
+        monkeypatch.setattr(search_module, "PROBE_WINDOW", probe)
+        monkeypatch.setattr(search_module, "WALK_LIMIT", walk_limit)
+        monkeypatch.setattr(search_module, "SMALL_SCOPE", small)
+        assert _snippets(db, people, "needle", 20) == expected, name

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from datetime import UTC, datetime, timedelta
 from importlib import resources
 from typing import Any, Protocol
@@ -91,12 +91,27 @@ class Dialect(ABC):
 
     #: the expression that writes an entry's ranked tokens from :meth:`tokens_param`
     tokens_sql: str = "?"
-    #: the FROM clause of a ranked search (yields ``e``), its match and its score; the
-    #: score (higher is better) takes ``ranked_score_params`` copies of the expression
+    #: the FROM clause of a ranked search (yields ``e``) and its match; what each
+    #: candidate carries to its score (as ``ranked``); the score of a candidate ``c``
+    #: (higher is better), which takes ``ranked_score_params`` copies of the expression
     ranked_from: str = "entries e"
     ranked_where: str = ""
+    ranked_carry: str = "NULL"
     ranked_score: str = ""
     ranked_score_params: int = 0
+    #: whether a ranked search reads a window of the scope's newest entries first
+    ranked_windows: bool = False
+
+    def ranked_candidates(self, windowed: bool) -> tuple[str, str]:
+        """The FROM clause and match of a ranked candidate read (one expression
+        parameter in all); ``windowed`` when a range of the scope's newest entries
+        bounds it."""
+        return self.ranked_from, self.ranked_where
+
+    def intersected(self, tx: Tx) -> AbstractContextManager[None]:
+        """Around a windowed ranked read: what this database's planner needs to
+        intersect the full-text index with the window's range, not walk either."""
+        return nullcontext()
 
     def tokens_param(self, tokens: list[str] | None) -> object:
         """An entry's indexed tokens (``None``: no search row) as the column stores them."""
@@ -113,6 +128,11 @@ class Dialect(ABC):
         a caller's): one statement per row, batched by the driver."""
         statement = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks(columns)})"
         cursor.executemany(self.sql(statement), rows)
+
+    def ordered_walk(self, tx: Tx) -> AbstractContextManager[None]:
+        """Around a query that walks an owner's or a team's newest-first index: what this
+        database's planner needs to walk that index, not another with the same order."""
+        return nullcontext()
 
     @abstractmethod
     def raw_match(self, column: str, group: LikeGroup) -> tuple[str, list[object]]:

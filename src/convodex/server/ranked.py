@@ -18,13 +18,22 @@ import binascii
 import json
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from convodex.errors import InvalidInput, QueryError
 from convodex.server.accounts import Caller
-from convodex.server.db import Database, Tx, micros_to_iso
+from convodex.server.db import Database, Row, Tx, micros_to_iso
 from convodex.server.inputs import check_int64
-from convodex.server.search import MAX_LIMIT, SNIPPET_RADIUS, reach, scope_sql
+from convodex.server.search import (
+    MAX_LIMIT,
+    SNIPPET_RADIUS,
+    Reach,
+    reach,
+    scope_sql,
+    walks,
+    window_boundary,
+)
 from convodex.sqlite import marks
 from convodex.team_models import RankedHit, RankedPage
 from convodex.text.dates import parse_time
@@ -111,6 +120,17 @@ def _decode_cursor(cursor: str) -> tuple[float, int, int]:
         raise QueryError("the cursor is not valid") from None
 
 
+#: the newest matches in scope a ranked search ranks: its answer is their best (a
+#: common word's every match is never read, however many the scope holds)
+RANK_CANDIDATES = 200
+#: the scope's newest entries a first window holds (see :func:`_windowed`)
+RANK_WINDOW = 20_000
+#: the largest window; a query sparser than that ranks from the whole index
+RANK_WINDOW_MAX = 200_000
+
+Key = tuple[object, int]
+
+
 def search_ranked(
     db: Database,
     caller: Caller,
@@ -122,9 +142,10 @@ def search_ranked(
     filters: RankedFilters | None = None,
     cursor: str | None = None,
 ) -> RankedPage:
-    """The best ``limit`` shown messages for an L12 query, best first (ties: newest);
-    ``cursor`` (a page's ``next_cursor``) continues after that page's last hit,
-    exactly (score, then time, then row)."""
+    """The best ``limit`` of the scope's newest ``RANK_CANDIDATES`` shown messages that
+    match an L12 query, best first (ties: newest); ``cursor`` (a page's
+    ``next_cursor``) continues after that page's last hit, exactly (score, then time,
+    then row)."""
     query = parse(text)  # a malformed query is one clear QueryError
     after = _decode_cursor(cursor) if cursor else None
     if limit <= 0:
@@ -147,18 +168,40 @@ def search_ranked(
             )
             stamp = tx.ts(micros)
             after_params = [score, score, stamp, stamp, row_id]
-        sql = (
-            "SELECT * FROM (SELECT e.session_id, s.title, e.seq, e.role, e.text,"
-            " e.created_at, s.owner_id, s.machine, s.agent, s.project,"
-            # As a double: PostgreSQL's real would come back rounded to its shortest
-            # text, and a cursor could not name it exactly.
-            f" CAST({dialect.ranked_score} AS DOUBLE PRECISION) AS score, e.row_id"
-            f" FROM {dialect.ranked_from} JOIN sessions s ON s.id = e.session_id"
-            f" WHERE {dialect.ranked_where} AND {_SHOWN_ENTRY}{scope_clause}{filter_clause}"
-            f") r{after_clause} ORDER BY r.score DESC, r.created_at DESC, r.row_id DESC LIMIT ?"
-        )
-        params = [expression] * dialect.ranked_score_params + [expression]
-        rows = tx.all(sql, [*params, *scope_params, *filter_params, *after_params, size + 1])
+
+        def ranked(lower: Key | None) -> list[Row]:
+            """One candidate read and ranking: the newest candidates no older than
+            ``lower`` (all of them without one), each row ending with their count."""
+            source, match = dialect.ranked_candidates(lower is not None)
+            window_clause, window_params = "", []
+            if lower is not None:
+                window_clause = " AND e.created_at >= ? AND (e.created_at, e.row_id) >= (?, ?)"
+                window_params = [lower[0], lower[0], lower[1]]
+            candidates = (
+                "SELECT e.row_id, e.created_at, e.session_id, e.seq, e.role, e.text, s.title,"
+                f" s.owner_id, s.machine, s.agent, s.project, {dialect.ranked_carry} AS ranked"
+                f" FROM {source} JOIN sessions s ON s.id = e.session_id WHERE {match} AND"
+                f" {_SHOWN_ENTRY}{scope_clause}{filter_clause}{window_clause}"
+                " ORDER BY e.created_at DESC, e.row_id DESC LIMIT ?"
+            )
+            sql = (
+                "SELECT * FROM (SELECT c.session_id, c.title, c.seq, c.role, c.text,"
+                " c.created_at, c.owner_id, c.machine, c.agent, c.project,"
+                # As a double: PostgreSQL's real would come back rounded to its shortest
+                # text, and a cursor could not name it exactly.
+                f" CAST({dialect.ranked_score} AS DOUBLE PRECISION) AS score, c.row_id,"
+                f" COUNT(*) OVER () AS candidates FROM ({candidates}) c) r{after_clause}"
+                " ORDER BY r.score DESC, r.created_at DESC, r.row_id DESC LIMIT ?"
+            )
+            params: list[object] = [expression] * (dialect.ranked_score_params + 1)
+            params += [*scope_params, *filter_params, *window_params, RANK_CANDIDATES]
+            return tx.all(sql, [*params, *after_params, size + 1])
+
+        rows = None
+        if dialect.ranked_windows and walks(where):
+            rows = _windowed(tx, caller, where, ranked)
+        if rows is None:
+            rows = ranked(None)
         more = len(rows) > size
         rows = rows[:size]
         hits = []
@@ -185,3 +228,36 @@ def search_ranked(
             last = rows[-1]
             next_cursor = _encode_cursor(float(last[10]), dialect.ts_value(last[5]), int(last[11]))
         return RankedPage(hits=hits, next_cursor=next_cursor)
+
+
+def _windowed(
+    tx: Tx,
+    caller: Caller,
+    where: Reach,
+    ranked: Callable[[Key | None], list[Row]],
+) -> list[Row] | None:
+    """The ranked rows from a window of the scope's newest entries that holds all the
+    candidates, or ``None`` when the query is too sparse for one (the whole index then
+    serves, reading few matches).
+
+    A common word matches thousands of the scope's entries and many times more across
+    the instance: reading every match to keep the newest would cost what the index
+    holds. A window (the scope's newest N entries, its oldest key read from the
+    owner's or team's index alone) lets the database intersect the word's index with
+    that range and read only the window's matches. The first holds ``RANK_WINDOW``
+    entries; when it holds some matches but fewer than ``RANK_CANDIDATES``, one more,
+    sized by the density seen, up to ``RANK_WINDOW_MAX``.
+    """
+    size = RANK_WINDOW
+    while True:
+        lower = window_boundary(tx, caller, where, size)
+        if lower is None:
+            return None  # the whole scope is smaller than the window
+        with tx.dialect.intersected(tx):
+            rows = ranked(lower)
+        found = int(rows[0][12]) if rows else 0
+        if found >= RANK_CANDIDATES:
+            return rows
+        if not found or size >= RANK_WINDOW_MAX:
+            return None
+        size = min(RANK_WINDOW_MAX, size * RANK_CANDIDATES * 3 // (2 * found))

@@ -35,10 +35,15 @@ RAW_WINDOW = 500
 #: raw-JSON matches one search accepts in total, over all its round trips (SPEC S3)
 RAW_MATCHES = 500
 SNIPPET_RADIUS = 60
-#: newest rows a projected search scans before asking the trigram index
-PROBE_WINDOW = 400
+#: newest rows in scope a projected search walks first, before asking the trigram index
+PROBE_WINDOW = 1000
+#: the most rows a second walk examines, when the first one's matches predict the page
+#: fills within them (a dense query); a sparse one goes to the trigram index
+WALK_LIMIT = 16_000
 #: a scope with at most this many rows is scanned outright, without the trigram index
 SMALL_SCOPE = 5000
+#: the most sessions whose sizes a search sums to tell a small scope
+SCOPE_SESSIONS = 200
 
 Key = tuple[Any, int]
 
@@ -154,6 +159,8 @@ class _Plan:
     lower: Key | None = None
     size: int | None = None
     use_index: bool = True
+    #: a walk: the most newest-first rows it examines
+    window: int = 0
 
 
 def _projected_query(
@@ -217,6 +224,29 @@ def _projected_query(
     return sql, params
 
 
+def _walk_query(
+    dialect: Dialect, caller: Caller, query: str, scope: Reach, plan: _Plan
+) -> tuple[str, list[object]]:
+    """The first ``plan.size`` matches among the scope's ``plan.window`` newest search
+    rows older than ``plan.cursor``, newest first: a walk of the scope's newest-first
+    index (the owner's or the team's) that stops at a full page, so its cost follows
+    how dense the query's matches are, not how many the instance holds. The sessions
+    are joined for the matches alone."""
+    entries_sql, entries_params = _scope_entries(scope, caller)
+    check_sql, check_params = scope_sql(scope, caller)
+    range_sql, range_params = _range_sql(plan.cursor, None)
+    sql = (
+        f"SELECT {_columns()} FROM (SELECT e.row_id, e.created_at, e.session_id, e.seq,"
+        " e.text, e.role, e.meta, e.discarded, e.on_branch, e.personal_owner, e.team_id"
+        f" FROM entries e WHERE e.text IS NOT NULL AND {_SHOWN}{entries_sql}{range_sql}"
+        f"{_ORDER} LIMIT ?) e JOIN sessions s ON s.id = e.session_id"
+        f" WHERE {dialect.text_match(False)} AND {_SHOWN_ENTRY}{check_sql}{_ORDER} LIMIT ?"
+    )
+    params = [*entries_params, *range_params, plan.window]
+    params += dialect.text_params(query, False) + check_params + [plan.size]
+    return sql, params
+
+
 def _raw_query(
     dialect: Dialect, caller: Caller, query: str, scope: Reach, cursor: Key | None
 ) -> tuple[str, list[object]]:
@@ -258,19 +288,22 @@ def _raw_query(
 def _scope_rows(tx: Tx, caller: Caller, scope: Reach, cap: int) -> int:
     """About how many search rows the scope holds, counted up to ``cap``.
 
-    In account scope the owner's sessions' head positions stand in for their entries:
-    one index lookup instead of a join over every entry, close enough to choose a plan.
+    In account and team scope the sessions' head positions stand in for their entries,
+    summed over at most ``SCOPE_SESSIONS`` of them (more sessions than that count as a
+    large scope): a bounded index read instead of a join over every entry, close
+    enough to choose a plan.
     """
-    if scope.name == "account":
+    if scope.name in ("account", "team"):
+        params: list[object] = [caller.id]
+        if scope.name == "account":
+            where = "owner_id = ? AND kind = 'personal'"
+        else:
+            team_sql, params = scope.in_teams("team_id")
+            where = "TRUE" + team_sql
         row = tx.one(
-            "SELECT COALESCE(SUM(head_seq), 0) FROM sessions"
-            " WHERE owner_id = ? AND kind = 'personal'",
-            (caller.id,),
-        )
-    elif scope.name == "team":
-        team_sql, team_params = scope.in_teams("team_id")
-        row = tx.one(
-            f"SELECT COALESCE(SUM(head_seq), 0) FROM sessions WHERE TRUE{team_sql}", team_params
+            "SELECT CASE WHEN COUNT(*) > ? THEN ? ELSE COALESCE(SUM(head_seq), 0) END"
+            f" FROM (SELECT head_seq FROM sessions WHERE {where} LIMIT ?) c",
+            [SCOPE_SESSIONS, cap, *params, SCOPE_SESSIONS + 1],
         )
     else:
         row = tx.one(
@@ -281,15 +314,18 @@ def _scope_rows(tx: Tx, caller: Caller, scope: Reach, cap: int) -> int:
     return min(int(row[0]), cap) if row is not None else 0
 
 
-def _window_boundary(tx: Tx, caller: Caller, scope: Reach, window: int) -> Key | None:
-    """The key of the scope's ``window``-th newest search row (through the owner's
-    index in account scope), or ``None`` if there are fewer."""
+def window_boundary(tx: Tx, caller: Caller, scope: Reach, window: int) -> Key | None:
+    """The key of the scope's ``window``-th newest shown-role entry, or ``None`` if
+    there are fewer: read from the scope's newest-first index alone (the owner's, the
+    team's, the instance's), without the heap where the visibility map allows. Any key
+    splits a search exactly; this one bounds how much each side reads."""
     entries_sql, entries_params = _scope_entries(scope, caller)
-    row = tx.one(
-        f"SELECT e.created_at, e.row_id FROM entries e WHERE {_SHOWN} AND e.text IS NOT NULL"
-        f"{entries_sql}{_ORDER} LIMIT 1 OFFSET ?",
-        [*entries_params, window - 1],
-    )
+    with tx.dialect.ordered_walk(tx):
+        row = tx.one(
+            f"SELECT e.created_at, e.row_id FROM entries e WHERE {_SHOWN}{entries_sql}"
+            f"{_ORDER} LIMIT 1 OFFSET ?",
+            [*entries_params, window - 1],
+        )
     return None if row is None else (row[0], int(row[1]))
 
 
@@ -374,7 +410,8 @@ def _raw_search(
 ) -> None:
     """Windows of ``RAW_WINDOW`` entries, newest first, until enough hits or no more."""
     while not found.done and found.raw_left > 0:
-        rows = tx.all(*_raw_query(tx.dialect, caller, found.needle, scope, found.cursor))
+        with tx.dialect.ordered_walk(tx):
+            rows = tx.all(*_raw_query(tx.dialect, caller, found.needle, scope, found.cursor))
         found.take(rows)
         if on_page is not None:
             on_page()
@@ -385,20 +422,17 @@ def _raw_search(
 def _projected_search(
     tx: Tx, caller: Caller, scope: Reach, found: _Found, on_page: Callable[[], None] | None
 ) -> None:
-    first = _first_plan(tx, caller, scope)
     cursor: Key | None = None
-    use_index = first.use_index
-    if first.lower is not None:
-        # The probe: the newest rows by a plain range scan, cheap however common the
-        # query is; the trigram index then serves only what is older.
-        size = found.limit
-        probe = _Plan(lower=first.lower, size=size, use_index=False)
-        rows = tx.all(*_projected_query(tx.dialect, caller, found.needle, scope, probe))
-        found.take(rows)
-        if on_page is not None:
-            on_page()
-        cursor = first.lower if len(rows) < size else found.cursor
-        use_index = True
+    use_index = True
+    if _scope_rows(tx, caller, scope, SMALL_SCOPE + 1) <= SMALL_SCOPE:
+        # A small scope is scanned outright: reading a few thousand rows beats listing
+        # every match of a common query across the instance (and SQLite would drive
+        # any MATCH from the FTS5 table).
+        use_index = False
+    elif walks(scope):
+        cursor = _walk(tx, caller, scope, found, on_page)
+    else:
+        cursor = _probe(tx, caller, scope, found, on_page)
     while not found.done:
         size = min(PAGE_SIZE, found.limit - len(found.hits))
         plan = _Plan(cursor=cursor, size=size, use_index=use_index)
@@ -411,22 +445,63 @@ def _projected_search(
             return
 
 
-def _first_plan(tx: Tx, caller: Caller, scope: Reach) -> _Plan:
-    """How to start a projected search.
+def _probe(
+    tx: Tx, caller: Caller, scope: Reach, found: _Found, on_page: Callable[[], None] | None
+) -> Key | None:
+    """Instance scope: its newest ``PROBE_WINDOW`` rows by a plain range scan (cheap
+    however common the query is, channel entries' raw JSON included); return where the
+    trigram index takes over."""
+    lower = window_boundary(tx, caller, scope, PROBE_WINDOW)
+    if lower is None:
+        return None
+    probe = _Plan(lower=lower, size=found.limit, use_index=False)
+    rows = tx.all(*_projected_query(tx.dialect, caller, found.needle, scope, probe))
+    found.take(rows)
+    if on_page is not None:
+        on_page()
+    return lower if len(rows) < found.limit else found.cursor
 
-    A scope of at most ``SMALL_SCOPE`` rows is scanned outright, without the trigram
-    index: reading a few thousand rows beats listing every match of a common query
-    across the instance (and SQLite would drive any ``MATCH`` from the FTS5 table).
-    A larger scope first probes its newest ``PROBE_WINDOW`` rows by range scan
-    (``lower`` is the oldest key of that window); the index then serves only what is
-    older.
+
+def walks(scope: Reach) -> bool:
+    """Whether the scope has one newest-first index to walk: an owner's, or one team's."""
+    return scope.name == "account" or (scope.name == "team" and len(scope.teams) == 1)
+
+
+def _walk(
+    tx: Tx, caller: Caller, scope: Reach, found: _Found, on_page: Callable[[], None] | None
+) -> Key | None:
+    """Walk the scope's newest rows while the query's matches are dense enough to fill
+    the page soon; return where the trigram index takes over (``found`` is done when
+    it need not).
+
+    The first walk examines ``PROBE_WINDOW`` rows. A walk that fills its page goes on
+    from its last match; one that does not has seen every match in its window, and
+    how many it saw decides what reads the rest: another walk over as many rows as
+    that density predicts the page needs (up to ``WALK_LIMIT``), or, when the matches
+    are sparse, the trigram index. Either way the hits are exactly the newest ones:
+    each walk or index read starts right after the last candidate taken.
     """
-    if _scope_rows(tx, caller, scope, SMALL_SCOPE + 1) <= SMALL_SCOPE:
-        return _Plan(use_index=False)
-    boundary = _window_boundary(tx, caller, scope, PROBE_WINDOW)
-    if boundary is None:
-        return _Plan(use_index=False)
-    return _Plan(lower=boundary, use_index=False)
+    window = PROBE_WINDOW
+    while not found.done:
+        size = min(PAGE_SIZE, found.limit - len(found.hits))
+        plan = _Plan(cursor=found.cursor, size=size, window=window)
+        with tx.dialect.ordered_walk(tx):
+            rows = tx.all(*_walk_query(tx.dialect, caller, found.needle, scope, plan))
+        found.take(rows)
+        if on_page is not None:
+            on_page()
+        if len(rows) >= size:
+            window = PROBE_WINDOW
+            continue
+        if not rows or window != PROBE_WINDOW:
+            # Sparse (or a second walk fell short): the rest is the index's, from the
+            # last match (a walk that matched nothing leaves the cursor where it was).
+            return found.cursor
+        needed = (size - len(rows)) * window // len(rows)
+        if needed * 2 > WALK_LIMIT:
+            return found.cursor
+        window = max(needed * 2, PROBE_WINDOW)
+    return found.cursor
 
 
 class _Found:

@@ -100,7 +100,8 @@ class SQLiteDialect(Dialect):
     # transaction (migration 0004); bm25 is lower for better matches.
     ranked_from = "ranked_fts CROSS JOIN entries e ON e.row_id = ranked_fts.rowid"
     ranked_where = "ranked_fts MATCH ?"
-    ranked_score = "-bm25(ranked_fts)"
+    ranked_carry = "-bm25(ranked_fts)"
+    ranked_score = "c.ranked"
 
     def ranked_expression(self, tree: Node) -> str:
         return match_expression(tree)
