@@ -156,7 +156,7 @@ def _rows(entries: Sequence[Mapping[str, Any] | SyncEntry]) -> list[tuple[Any, .
 
 def _locked(tx: Tx, session_id: str) -> tuple[Any, ...] | None:
     return tx.one(
-        "SELECT owner_id, fork_state, sync_digest, deleted_at FROM sessions WHERE id = ?"
+        "SELECT owner_id, fork_state, sync_digest, deleted_at, team_id FROM sessions WHERE id = ?"
         + tx.dialect.for_update,
         (session_id,),
     )
@@ -204,51 +204,65 @@ def store_part(
             if found is not None and found[1] == "complete" and found[2] == digest:
                 return session_id, UNCHANGED
             tid = None if team is None else member_team(tx, caller.id, team)
-            _reset(tx, session_id, caller, found is not None, (title, project, machine, agent))
-            tx.run(
-                "UPDATE sessions SET team_id = ?, forked_from = ? WHERE id = ?",
-                (tid, parent, session_id),
-            )
+            facts = (title, project, machine, agent, tid, parent)
+            _reset(tx, session_id, caller, found is not None, facts)
             start = 0
         else:
             if found is None or found[1] != "copying":
                 raise Conflict("the upload of this session must start again at part 0")
+            tid = found[4]
             top = tx.one("SELECT MAX(seq) FROM entries WHERE session_id = ?", (session_id,))
             start = int(top[0] or 0) if top is not None else 0
-        _append(tx, session_id, caller, start, rows)
-        if final:
-            if head is not None and head != start + len(rows):
-                if head > start + len(rows):
-                    raise QueryError("head must name an entry of the upload")
-                tx.run("UPDATE sessions SET head_seq = ? WHERE id = ?", (head, session_id))
-                recompute_branch(tx, session_id, head)
-            tx.run(
-                "UPDATE sessions SET fork_state = 'complete', sync_digest = ? WHERE id = ?",
-                (digest, session_id),
+        end = start + len(rows)
+        if final and head is not None and head > end:
+            raise QueryError("head must name an entry of the upload")
+        _append(tx, session_id, caller, tid, start, rows)
+        # One statement moves the head and, with the final part, completes the session.
+        sets = ["head_seq = COALESCE(?, head_seq)"]
+        params: list[object] = [(head if final and head else end) or None]
+        if rows:
+            stamp = tx.ts(max(int(row[4]) for row in rows))
+            sets.append(
+                "updated_at = CASE WHEN updated_at IS NULL OR updated_at < ? THEN ?"
+                " ELSE updated_at END"
             )
+            params += [stamp, stamp]
+        if final:
+            sets.append("fork_state = 'complete', sync_digest = ?")
+            params.append(digest)
+        tx.run(f"UPDATE sessions SET {', '.join(sets)} WHERE id = ?", (*params, session_id))
+        if final and head is not None and head != end:
+            recompute_branch(tx, session_id, head)
     return session_id, STORED
 
 
-def _reset(tx: Tx, session_id: str, caller: Caller, exists: bool, facts: tuple[str, ...]) -> None:
-    """An empty ``copying`` session with the given title, project, machine and agent."""
+def _reset(tx: Tx, session_id: str, caller: Caller, exists: bool, facts: tuple[Any, ...]) -> None:
+    """An empty ``copying`` session with the given title, project, machine, agent, team
+    and the session it came from."""
     if exists:
         tx.run("DELETE FROM entries WHERE session_id = ?", (session_id,))
         tx.run(
-            "UPDATE sessions SET title = ?, project = ?, machine = ?, agent = ?,"
-            " fork_state = 'copying', sync_digest = NULL, head_seq = NULL, updated_at = NULL"
-            " WHERE id = ?",
+            "UPDATE sessions SET title = ?, project = ?, machine = ?, agent = ?, team_id = ?,"
+            " forked_from = ?, fork_state = 'copying', sync_digest = NULL, head_seq = NULL,"
+            " updated_at = NULL WHERE id = ?",
             (*facts, session_id),
         )
         return
     tx.run(
-        "INSERT INTO sessions (id, owner_id, kind, title, project, machine, agent, created_at,"
-        " fork_state) VALUES (?, ?, 'personal', ?, ?, ?, ?, ?, 'copying')",
+        "INSERT INTO sessions (id, owner_id, kind, title, project, machine, agent, team_id,"
+        " forked_from, created_at, fork_state) VALUES (?, ?, 'personal', ?, ?, ?, ?, ?, ?, ?,"
+        " 'copying')",
         (session_id, caller.id, *facts, tx.ts(now_micros())),
     )
 
 
 def _append(
-    tx: Tx, session_id: str, caller: Caller, start: int, rows: list[tuple[Any, ...]]
+    tx: Tx,
+    session_id: str,
+    caller: Caller,
+    team_id: str | None,
+    start: int,
+    rows: list[tuple[Any, ...]],
 ) -> None:
     """Append ``rows`` after entry ``start`` (0: none): each continues the entry before
     it, or the earlier one it names (an abandoned branch's first entry)."""
@@ -257,8 +271,6 @@ def _append(
     for n, row in enumerate(rows, start + 1):
         if row[6] is not None and row[6] >= n:
             raise QueryError("an entry's parent must come before it")
-    team = tx.one("SELECT team_id FROM sessions WHERE id = ?", (session_id,))
-    team_id = None if team is None else team[0]
     tx.insert(
         "entries",
         ENTRY_COLUMNS,
@@ -282,13 +294,6 @@ def _append(
             )
             for n, (role, payload, digest, text, created, tokens, parent) in enumerate(rows, 1)
         ],
-    )
-    newest = max(int(row[4]) for row in rows)
-    stamp = tx.ts(newest)
-    tx.run(
-        "UPDATE sessions SET head_seq = ?, updated_at = CASE WHEN updated_at IS NULL"
-        " OR updated_at < ? THEN ? ELSE updated_at END WHERE id = ?",
-        (start + len(rows), stamp, stamp, session_id),
     )
 
 
