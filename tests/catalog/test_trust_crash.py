@@ -29,7 +29,7 @@ KILLS = 22
 QUERIES = ["needle0", "needle3", "needle17", "error", "the", "migration", "数据库", "索引"]
 
 
-# The stock command commits about every 2 MiB, so on a small corpus a kill lands
+# The stock command commits about every 2 to 8 MiB, so on a small corpus a kill lands
 # before or inside its few commits; the same CLI with 64 KiB commit groups is killed
 # too, so kills also land between many commits and later runs resume from them.
 SMALL_COMMITS = (

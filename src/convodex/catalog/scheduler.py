@@ -194,7 +194,7 @@ class Scheduler:
     def _scan(self) -> None:
         """A full scan: register, index pending sources, then clean up.
 
-        The indexer commits about every 2 MiB and stops there for interactive reads
+        The indexer commits about every 2 to 8 MiB and stops there for interactive reads
         and hints (a batch boundary); a stopped scan removes nothing.
         """
         self.reason = "scan"
