@@ -85,3 +85,26 @@ def test_0002_keeps_the_rows_written_under_0001(fresh: Database) -> None:
     append(fresh, sid, user("written after 0002"))
     found = search_messages(fresh, Caller(account.id, "new", False), "written after")
     assert [h.snippet for h in found] == ["written after 0002"]
+
+
+def test_postgresql_stores_long_payloads_and_texts_with_lz4(pg_cluster: TempPostgres) -> None:
+    """A long entry's payload and projected text are compressed with lz4 (migration
+    0006), in every partition, not with pglz, PostgreSQL's default."""
+    name = f"migrate_{next(_names)}"
+    with open_database(pg_cluster.create_database(name), pool_size=2) as db:
+        db.migrate()
+        account = add_account(db, "long")
+        sid = create_session(db, account.id)
+        append(db, sid, user("a long message " * 400))
+        with db.snapshot() as tx:
+            compressed = tx.all(
+                "SELECT pg_column_compression(payload), pg_column_compression(text) FROM entries"
+            )
+            unset = tx.all(
+                "SELECT a.attrelid::regclass::text FROM pg_attribute a JOIN pg_inherits i"
+                " ON i.inhrelid = a.attrelid WHERE i.inhparent = 'entries'::regclass"
+                " AND a.attname IN ('payload', 'text') AND a.attcompression <> 'l'"
+            )
+    pg_cluster.drop_database(name)
+    assert compressed == [("lz4", "lz4")]
+    assert unset == []

@@ -20,12 +20,12 @@ from typing import Any
 
 import msgspec
 
-from convodex.errors import AccessDenied, Conflict, QueryError
+from convodex.errors import AccessDenied, Conflict, InvalidInput, QueryError
 from convodex.server.accounts import Caller
 from convodex.server.db import Database, Tx, now_micros
 from convodex.server.inputs import check_id, check_int64, deeper_than, storable_text
 from convodex.server.journal import recompute_branch
-from convodex.server.projection import NewEntry, new_entry, payload_hash, row_text
+from convodex.server.projection import NewEntry, new_entry, row_text
 from convodex.server.teams import member_team
 from convodex.text.tokens import indexed_tokens
 
@@ -92,23 +92,28 @@ def decode_part(raw: bytes, max_depth: int) -> SyncPart:
 def _synced_entry(item: SyncEntry) -> NewEntry:
     """What an append stores for an entry sent by ``convodex sync``: the payload text as
     sent (already compact JSON), parsed once for the role and the projected text."""
+    raw = bytes(item.payload)
     try:
-        text = bytes(item.payload).decode("utf-8")
-        message = msgspec.json.decode(item.payload)
+        text = raw.decode("utf-8")
+        message = msgspec.json.decode(raw)
     except (UnicodeDecodeError, msgspec.DecodeError):
         raise QueryError("every entry needs a JSON payload") from None
     except RecursionError:
         raise QueryError("the payload nests too deeply") from None
     if not isinstance(message, dict) or not isinstance(message.get("role"), str):
         raise QueryError("the payload must be a JSON object with a string role")
-    if deeper_than(message, PAYLOAD_DEPTH):
+    # Every level of nesting opens with a bracket: a payload with few of them (nearly
+    # all) cannot nest too deeply, and is not walked.
+    if raw.count(b"{") + raw.count(b"[") > PAYLOAD_DEPTH and deeper_than(message, PAYLOAD_DEPTH):
         raise QueryError("the payload nests too deeply")
-    storable_text(text, "the payload")
+    # Decoded from UTF-8, the text holds no lone surrogate: only NUL is left to refuse.
+    if "\x00" in text:
+        raise InvalidInput("the payload must not contain NUL")
     storable_text(message["role"], "the payload's role")
     shown = row_text(message, meta=False, discarded=False)
     return NewEntry(
         payload=text,
-        payload_hash=payload_hash(text),
+        payload_hash=hashlib.sha256(raw).hexdigest(),
         role=message["role"],
         meta=False,
         text=shown,
