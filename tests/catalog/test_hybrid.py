@@ -275,3 +275,19 @@ def test_similar_by_meaning_over_http_and_the_cli(
     assert run.returncode == 0, run.stderr
     page = json.loads(run.stdout)
     assert page["mode"] == "hybrid" and page["sessions"][0]["ref"] == "rollout"
+
+
+def test_search_wait_answers_from_the_words_and_leaves_embeddings_for_later(
+    semantic: None, root: Path, cache_dir: Path, cli: Any
+) -> None:
+    """`search --wait` answers once the lexical commit is done: on a new machine the
+    embedding pass (and the model's one-time distillation) took a minute before it."""
+    deploys(root)
+    out = cli("search", "--wait", "--root", str(root), "--json", "staging", "lock")
+    page = json.loads(out.stdout)
+    assert out.exit_code == 0 and page["hits"] and page["mode"] == "lexical"
+    with HistoryService.open(cache_dir, [root]) as service:
+        assert vector_count(service.catalog.db) == 0
+    cli("index", "--root", str(root))  # the next index makes them
+    with HistoryService.open(cache_dir, [root]) as service:
+        assert vector_count(service.catalog.db) == 2

@@ -471,11 +471,15 @@ class HistoryService:
         progress: IndexProgress | None = None,
         budget: Budget | None = None,
         embedding: IndexProgress | None = None,
+        *,
+        embed: bool = True,
     ) -> IndexStats:
         """Index the roots now, in this thread; a damaged catalog is quarantined and the
         run starts over (a rebuild). Nothing changed: no indexer loaded. ``embedding``:
-        how far the embedding pass after it is (the sources' bytes)."""
-        same = self.index_if_unchanged(embedding)  # stale bands catch up at the next
+        how far the embedding pass after it is (the sources' bytes); ``embed=False``
+        leaves that pass to a later run (a command that answers from the words alone
+        never waits for it, nor for the model's one-time distillation)."""
+        same = self.index_if_unchanged(embedding, embed=embed)  # stale bands catch up at the next
         if same is not None:  # run that changes something, or hourly
             return same
         from convodex.catalog.indexer import Indexer
@@ -485,7 +489,8 @@ class HistoryService:
                 self.catalog, budget, follow_symlinks=self.follow_symlinks, speed=self.speed
             ).run([r for r in self.roots if r.is_dir()], progress)
         )
-        self.embed(progress=embedding)
+        if embed:
+            self.embed(progress=embedding)
         return stats
 
     def embed(self, progress: IndexProgress | None = None) -> EmbedStats | None:
@@ -499,14 +504,16 @@ class HistoryService:
 
         return self._guarded(lambda: embed_if_enabled(self.catalog, None, progress))
 
-    def index_if_unchanged(self, embedding: IndexProgress | None = None) -> IndexStats | None:
+    def index_if_unchanged(
+        self, embedding: IndexProgress | None = None, *, embed: bool = True
+    ) -> IndexStats | None:
         """``index`` when nothing changed (``unchanged``), embeddings owed too; else None."""
         from convodex.catalog.unchanged import unchanged
         from convodex.sources.roots import as_root
 
         roots = [as_root(r) for r in self.roots if r.is_dir()]
         same = self._guarded(lambda: unchanged(self.catalog, roots, self.follow_symlinks))
-        if same is not None:
+        if same is not None and embed:
             self.embed(progress=embedding)
         return same
 

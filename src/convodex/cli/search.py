@@ -33,10 +33,12 @@ from convodex.models import UNSET, FailedSource, IndexReport, IndexStats
 from convodex.text.query import parse
 
 
-def run_index(service: HistoryService, show_progress: bool) -> IndexStats:
-    """Index the service's roots, with a progress bar on a terminal."""
+def run_index(service: HistoryService, show_progress: bool, *, embed: bool = True) -> IndexStats:
+    """Index the service's roots, with a progress bar on a terminal; ``embed=False``
+    for a command that goes on to use the words alone (``search --wait``, ``sync``,
+    ``demo``): it answers when the lexical commit is done, embeddings come later."""
     if not show_progress:
-        return service.index()
+        return service.index(embed=embed)
     from rich.console import Console
     from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
 
@@ -62,7 +64,7 @@ def run_index(service: HistoryService, show_progress: bool) -> IndexStats:
                 embedding.append(bar.add_task("embedding for search by meaning", total=total))
             bar.update(embedding[0], completed=done, total=total)
 
-        return service.index(report, embedding=embedded)
+        return service.index(report, embedding=embedded, embed=embed)
 
 
 @click.command()
@@ -185,7 +187,7 @@ def search(
     scoped = bool(roots)
     with history(cache_dir, root_list, scoped=scoped, follow_symlinks=follow_symlinks) as service:
         if wait:
-            run_index(service, not as_json and sys.stderr.isatty())
+            run_index(service, not as_json and sys.stderr.isatty(), embed=False)
         else:
             refreshed(service, no_refresh)
         found = service.search(request)
@@ -219,7 +221,7 @@ def demo(cache_dir: Path | None, query: str) -> None:
         click.echo(f"no sessions under {config.sessions_dir()}; using the bundled demo corpus")
         cache_dir = demo_cache_dir(cache_dir)
     with HistoryService.open(cache_dir, roots, scoped=True) as service:
-        stats = run_index(service, sys.stderr.isatty())
+        stats = run_index(service, sys.stderr.isatty(), embed=False)
         click.echo(
             f"indexed {counted(stats.indexed, 'source')} ({counted(stats.messages, 'message')}) in "
             f"{stats.seconds:.2f} s from {', '.join(map(str, roots))}"

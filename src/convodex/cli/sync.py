@@ -35,7 +35,7 @@ def sync(
     settings = hub_settings(hub_url, token)
     root_list = roots_or_defaults(roots)
     with HistoryService.open(cache_dir, root_list, follow_symlinks=follow_symlinks) as service:
-        run_index(service, not as_json and sys.stderr.isatty())
+        run_index(service, not as_json and sys.stderr.isatty(), embed=False)
         report = Syncer(service, settings, dry_run=dry_run).run()
     if as_json:
         emit_json(report)
