@@ -476,9 +476,8 @@ class HistoryService:
     ) -> IndexStats:
         """Index the roots now, in this thread; a damaged catalog is quarantined and the
         run starts over (a rebuild). Nothing changed: no indexer loaded. ``embedding``:
-        how far the embedding pass after it is (the sources' bytes); ``embed=False``
-        leaves that pass to a later run (a command that answers from the words alone
-        never waits for it, nor for the model's one-time distillation)."""
+        how far the embedding pass after it is; ``embed=False`` leaves that pass (and
+        the model's one-time distillation) to a later run."""
         same = self.index_if_unchanged(embedding, embed=embed)  # stale bands catch up at the next
         if same is not None:  # run that changes something, or hourly
             return same
