@@ -162,6 +162,8 @@ class RecentSession(Model):
     # What ``show``, ``export`` and ``resume`` accept (the session id).
     ref: str
     session_path: str
+    # Its first message in its transcript (a run of an Aider history starts inside it).
+    opening_index: int = 0
     resume_command: str | None = None
 
 

@@ -71,6 +71,8 @@ class SourceRow(msgspec.Struct):
     # The file's (size, mtime) as this search found it (``_checked``).
     seen: tuple[int, int] | None = None
     titles: dict[str | None, str | None] = msgspec.field(default_factory=dict)
+    # The last activity of each session inside the file (a file of many: Aider runs).
+    activity: dict[str, int | None] = msgspec.field(default_factory=dict)
     messages: dict[int, SourceMessage | None] = msgspec.field(default_factory=dict)
 
     @property
@@ -234,7 +236,7 @@ class Hydrator:
             workspace_root=src.workspace,
             project=src.workspace,
             message_at=int(at) if timed else None,
-            last_activity_at=src.last_activity_at,
+            last_activity_at=self.last_activity(src, session_id),
             ref=f"{session_id}#{index}",
             open=session_id in self.runtime.open,
             running=session_id in self.runtime.running,
@@ -262,6 +264,21 @@ class Hydrator:
             score=hit.score,
             message_at=hit.message_at,
         )
+
+    def last_activity(self, src: SourceRow, session_id: str) -> int | None:
+        """The session's last activity: the file's for its own session, else that of the
+        messages naming it (an Aider run's, not the whole history's; as ``recent`` and
+        the tree date it), read once a search."""
+        if session_id == src.session_id:
+            return src.last_activity_at
+        if session_id not in src.activity:
+            row = self.catalog.db.execute(
+                "SELECT coalesce(max(CASE WHEN timed THEN at END), max(at)) FROM messages "
+                "WHERE session_key = ?",
+                (session_id,),
+            ).fetchone()
+            src.activity[session_id] = src.last_activity_at if row[0] is None else int(row[0])
+        return src.activity[session_id]
 
     def title(self, src: SourceRow, message: SourceMessage) -> str | None:
         """The format's own title, else the first user message, else None (L14)."""

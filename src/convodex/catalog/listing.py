@@ -1,7 +1,10 @@
 """The session tree and its summary cache (SPEC L10).
 
-Rows are the sources the catalog knows. A row's summary (title, counts, activity,
-workspace) comes from a cache, format 2, whose entries each carry the source's
+Rows are the sessions the catalog knows, as search groups them: a source's own, and
+each session a file of many holds (an Aider history's runs, a chat export's
+conversations: the messages that name their own session), with its own title, dates
+and count. A row's summary (title, counts, activity, workspace, and the sessions a
+file holds) comes from a cache, format 3, whose entries each carry the source's
 manifest identity (device, inode, size, mtime) and log signature (hashes of the
 head and of the bytes before the indexed offset); a mismatch, or any other cache
 format, is ignored and rebuilt. The progressive tree never replays a transcript in
@@ -18,10 +21,10 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
@@ -30,13 +33,25 @@ from convodex.catalog.hits import first_user_title, title_from
 from convodex.catalog.search import RuntimeState
 from convodex.catalog.stamps import signature
 from convodex.models import Tree, TreeRow
-from convodex.sources.base import Budget, ReadResult, open_source
+from convodex.sources.base import Budget, ReadResult, SourceMessage, open_source
 from convodex.sources.discover import FORMATS
 from convodex.text.titles import has_user_text, own_title
 
-CACHE_FORMAT = 2
+CACHE_FORMAT = 3
 HEAD_BYTES = 4096
 MAX_BACKOFF = 60.0
+
+
+@dataclass(slots=True)
+class Part:
+    """A session inside a file of many: what its own messages say."""
+
+    sessionId: str
+    title: str | None
+    messageCount: int
+    firstActivityAt: int | None
+    lastActivityAt: int | None
+    subagent: bool
 
 
 @dataclass(slots=True)
@@ -47,6 +62,13 @@ class Summary:
     firstActivityAt: int | None
     lastActivityAt: int | None
     parentId: str | None = None
+    # The sessions of their own its messages name (a file of many), first seen first.
+    parts: list[Part] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> Summary:
+        parts = [Part(**part) for part in data.pop("parts", ())]
+        return cls(**data, parts=parts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,10 +105,15 @@ def summarize(path: str, fmt: str) -> Summary:
     first: int | None = None
     last: int | None = None
     title = own_title(info.title)
+    parts: dict[str, Part] = {}
     for message in reader.read(Path(path), result, Budget.from_env()):
-        if message.created_at is not None:
-            first = message.created_at if first is None else min(first, message.created_at)
-            last = message.created_at if last is None else max(last, message.created_at)
+        at = message.created_at
+        if at is not None:
+            first = at if first is None else min(first, at)
+            last = at if last is None else max(last, at)
+        key = message.session_id
+        if key is not None and key != info.session_id:
+            _count(parts, key, message)
         if title is None and has_user_text(message.documents):
             title = title_from(message)  # no title of its own: its first user message (L14)
     return Summary(
@@ -96,7 +123,22 @@ def summarize(path: str, fmt: str) -> Summary:
         first or info.created_at,
         last or info.updated_at,
         info.parent_id,
+        list(parts.values()),
     )
+
+
+def _count(parts: dict[str, Part], key: str, message: SourceMessage) -> None:
+    """One more message of a session inside a file of many; its first names its title,
+    as a search hit's does."""
+    part = parts.get(key)
+    if part is None:
+        part = parts[key] = Part(key, own_title(message.title), 0, None, None, False)
+    part.messageCount += 1
+    part.subagent = part.subagent or message.subagent
+    at = message.created_at
+    if at is not None:
+        part.firstActivityAt = at if part.firstActivityAt is None else min(part.firstActivityAt, at)
+        part.lastActivityAt = at if part.lastActivityAt is None else max(part.lastActivityAt, at)
 
 
 def _native_summary(
@@ -131,8 +173,8 @@ class SummaryCache:
         if not isinstance(data, dict) or data.get("format") != CACHE_FORMAT:
             return  # another format: ignored, rebuilt as sources are summarized
         for key, entry in (data.get("entries") or {}).items():
-            with contextlib.suppress(TypeError, KeyError, ValueError):
-                self.entries[key] = (Identity(**entry["identity"]), Summary(**entry["summary"]))
+            with contextlib.suppress(TypeError, KeyError, ValueError, AttributeError):
+                self.entries[key] = (Identity(**entry["identity"]), Summary.of(entry["summary"]))
 
     def get(self, path: str) -> Summary | None:
         """A cached summary, only while the source's identity and signature still match."""
@@ -275,7 +317,7 @@ class Listing:
         if retry_failed:
             with self.cache.lock:
                 self.cache.failed.clear()
-        rows = []
+        found = []
         pending = failed = 0
         for row in catalog.db.execute(
             "SELECT path, format, session_id, subagent, health, pending, inode, size, mtime_ns "
@@ -291,24 +333,8 @@ class Listing:
                     failed += 1
                 else:
                     pending += 1
-            rows.append(
-                TreeRow(
-                    session_id=session_id,
-                    session_path=path,
-                    source_format=fmt,
-                    title=summary.title if summary else None,
-                    workspace_root=summary.workspaceRoot if summary else None,
-                    message_count=summary.messageCount if summary else None,
-                    first_activity_at=summary.firstActivityAt if summary else None,
-                    last_activity_at=summary.lastActivityAt if summary else None,
-                    subagent=bool(subagent),
-                    parent_id=summary.parentId if summary else None,
-                    health=health,
-                    open=session_id in runtime.open,
-                    running=session_id in runtime.running,
-                    current=session_id == runtime.current,
-                )
-            )
+            found.append((path, fmt, session_id, bool(subagent), health, summary))
+        rows = _rows(found, runtime)
         if not progressive:
             self.cache.flush()
         scanned = catalog.db.execute(
@@ -329,3 +355,66 @@ class Listing:
             pending_metadata=pending,
             failed_metadata=failed,
         )
+
+
+def _rows(
+    found: list[tuple[str, str, str, bool, str, Summary | None]], runtime: RuntimeState
+) -> list[TreeRow]:
+    """A row a session: each source's own, then the sessions of a file of many. A
+    session that is another source's own (a resumed Claude Code file carries the
+    earlier session's records) is that source's row; one in several files is listed
+    once, by its newest file: the sessions ``recent`` lists, and a ref resolves."""
+    owners = {session_id for _, _, session_id, _, _, _ in found}
+    newest: dict[str, tuple[int, int]] = {}
+    for n, (_, _, _, _, _, summary) in enumerate(found):
+        for part in summary.parts if summary else ():
+            last = part.lastActivityAt or (summary.lastActivityAt if summary else None)
+            place = (-(last or 0), n)
+            if part.sessionId not in owners and place < newest.get(part.sessionId, (1, 0)):
+                newest[part.sessionId] = place
+    rows = []
+    for n, (path, fmt, session_id, subagent, health, summary) in enumerate(found):
+        parts = [p for p in summary.parts if p.sessionId not in owners] if summary else []
+        own = summary.messageCount - sum(p.messageCount for p in parts) if summary else None
+        if not parts or (own or 0) > 0:
+            row = _row(session_id, path, fmt, subagent, health, summary, runtime)
+            row.message_count = own
+            rows.append(row)
+        for part in parts:
+            if summary is None or newest[part.sessionId][1] != n:
+                continue
+            row = _row(part.sessionId, path, fmt, subagent or part.subagent, health, None, runtime)
+            row.title, row.workspace_root = part.title, summary.workspaceRoot
+            row.message_count = part.messageCount
+            row.first_activity_at = part.firstActivityAt or summary.lastActivityAt
+            row.last_activity_at = part.lastActivityAt or summary.lastActivityAt
+            row.parent_id = session_id if row.subagent and (own or 0) > 0 else None
+            rows.append(row)
+    return rows
+
+
+def _row(
+    session_id: str,
+    path: str,
+    fmt: str,
+    subagent: bool,
+    health: str,
+    summary: Summary | None,
+    runtime: RuntimeState,
+) -> TreeRow:
+    return TreeRow(
+        session_id=session_id,
+        session_path=path,
+        source_format=fmt,
+        title=summary.title if summary else None,
+        workspace_root=summary.workspaceRoot if summary else None,
+        message_count=summary.messageCount if summary else None,
+        first_activity_at=summary.firstActivityAt if summary else None,
+        last_activity_at=summary.lastActivityAt if summary else None,
+        subagent=subagent,
+        parent_id=summary.parentId if summary else None,
+        health=health,
+        open=session_id in runtime.open,
+        running=session_id in runtime.running,
+        current=session_id == runtime.current,
+    )

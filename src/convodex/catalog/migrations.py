@@ -280,3 +280,18 @@ def m008_unknown_shapes(db: sqlite3.Connection) -> None:
         ALTER TABLE sources ADD COLUMN unknown_shapes TEXT;
         """,
     )
+
+
+@migration
+def m009_keyed_sessions(db: sqlite3.Connection) -> None:
+    execute_script(
+        db,
+        """
+        -- The sessions inside files of many (an Aider history's runs, a chat export's
+        -- conversations, a Goose database's sessions), listed by ``recent`` as search
+        -- groups them: only the messages that name a session of their own, with what a
+        -- listing needs (its dates, messages) in the index itself.
+        CREATE INDEX messages_keyed ON messages(session_key, at, timed, message)
+            WHERE session_key IS NOT NULL;
+        """,
+    )

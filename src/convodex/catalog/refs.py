@@ -233,6 +233,13 @@ def source_ref(
         "ORDER BY last_activity_at DESC LIMIT 1",
         params,
     ).fetchone()
+    if row is None and session_id:
+        # A session inside a file of many (an Aider run, a chat export's conversation):
+        # named by its messages, in the file given.
+        keyed = _keyed(catalog, "session_key = ?", session_id, root_ids)
+        src = next((s for s, _ in keyed if path is None or s.path == path), None)
+        if src is not None:
+            return _ref(src, session_id, None)
     if row is None:
         raise NotFound("unknown session")
     found_path, fmt, file_session, workspace = row

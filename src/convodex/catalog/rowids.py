@@ -87,6 +87,10 @@ class Layout:
         first = f"{slot} << {self.slot_shift}"
         return f"{value} BETWEEN {first} AND ({first}) + {(1 << self.slot_shift) - 1}"
 
+    def subagent_sql(self, value: str) -> str:
+        """SQL, non-zero for an address (a ``messages.base``) of sub-agent work."""
+        return f"({value} & {SUBAGENT_BIT})"
+
     def ranges(self, slots: Iterable[int]) -> list[tuple[int, int]]:
         """The first and last value of each run of consecutive slots: one statement a
         run (a source's slots are mostly allocated together)."""

@@ -130,7 +130,7 @@ def preview_of(service: HistoryService, row: Hit | RecentSession) -> AroundResul
     if isinstance(row, Hit):
         at, before, after = row.message_index, PREVIEW_CONTEXT, PREVIEW_CONTEXT
     else:
-        at, before, after = 0, 0, OPENING
+        at, before, after = row.opening_index, 0, OPENING
     return service.around(
         at, session_id=row.session_id, path=row.session_path, before=before, after=after
     )

@@ -8,11 +8,16 @@ import { state } from "./state.js";
 
 const CONTEXT = 8; // messages before and after a hit
 
+// A file of many sessions (an Aider history's runs) is a row a session: the id and the path.
+export function isOpen(row) {
+  return state.open.sessionPath === row.sessionPath && state.open.sessionId === row.sessionId;
+}
+
 function showSessionPane() {
   els.session.hidden = false;
   els.layout.classList.add("with-session");
   for (const row of els.tree.querySelectorAll(".row")) {
-    row.classList.toggle("selected", !!state.open && row.dataset.sessionPath === state.open.sessionPath);
+    row.classList.toggle("selected", !!state.open && isOpen(row.dataset));
   }
 }
 

@@ -3,7 +3,7 @@
 import { getJSON } from "./api.js";
 import { counted, el, els, fullDate, shortPath, timeAgo } from "./dom.js";
 import { updateFacets } from "./filters.js";
-import { openSession } from "./session.js";
+import { isOpen, openSession } from "./session.js";
 import { state } from "./state.js";
 
 const TREE_LIMIT = 800; // rows rendered at once; the rest are counted
@@ -81,10 +81,12 @@ function renderTree(data) {
   if (rows.length > shown) {
     fragment.append(el("li", "more-rows", `${rows.length - shown} more sessions — search to find them`));
   }
-  const focused = document.activeElement && els.tree.contains(document.activeElement) ? document.activeElement.dataset.sessionPath : null;
+  const active = document.activeElement;
+  const focused = active && els.tree.contains(active) ? active.dataset : null;
   els.tree.replaceChildren(fragment);
   if (focused) {
-    const keep = [...els.tree.querySelectorAll(".row")].find((r) => r.dataset.sessionPath === focused);
+    const same = (r) => r.dataset.sessionPath === focused.sessionPath && r.dataset.sessionId === focused.sessionId;
+    const keep = [...els.tree.querySelectorAll(".row")].find(same);
     if (keep) keep.focus({ preventScroll: true }); // keyboard users keep their place
   }
   let count = counted(rows.length, "session");
@@ -98,7 +100,7 @@ function treeRow(row, sub) {
   li.tabIndex = 0;
   li.dataset.sessionId = row.sessionId;
   li.dataset.sessionPath = row.sessionPath;
-  if (state.open && state.open.sessionPath === row.sessionPath) li.classList.add("selected");
+  if (state.open && isOpen(row)) li.classList.add("selected");
   // A null messageCount means the row's metadata is still being read.
   const pending = row.messageCount === null || row.messageCount === undefined;
   const title = el("span", pending ? "title pending" : "title", row.title || row.sessionId);
