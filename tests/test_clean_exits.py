@@ -47,6 +47,19 @@ def group(pgid: int) -> list[str]:
     return [row.split(None, 1)[1] for row in rows if not row.startswith("Z")]
 
 
+# A command starts as a terminal's shell starts it, with SIGINT and SIGTERM at their
+# defaults, whatever the runner's: a test run started in the background of a shell
+# without job control ignores SIGINT, and make, which keeps an ignored signal ignored,
+# then outlived the Ctrl-C these tests send.
+AS_FROM_A_TERMINAL = [
+    sys.executable,
+    "-c",
+    "import os, signal, sys\n"
+    "for sig in (signal.SIGINT, signal.SIGTERM): signal.signal(sig, signal.SIG_DFL)\n"
+    "os.execvp(sys.argv[1], sys.argv[1:])",
+]
+
+
 class Command:
     """A command in its own process group, its output in files."""
 
@@ -55,7 +68,7 @@ class Command:
         self.err = tmp_path / "err.txt"
         with self.out.open("wb") as out, self.err.open("wb") as err:
             self.process = subprocess.Popen(
-                argv,
+                [*AS_FROM_A_TERMINAL, *argv],
                 stdin=subprocess.PIPE,
                 stdout=out,
                 stderr=err,
