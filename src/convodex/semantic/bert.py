@@ -32,14 +32,18 @@ class Encoder:
         self.eps = float(config.get("layer_norm_eps", 1e-12))
         self.max_positions = int(config.get("max_position_embeddings", 512))
         raw: dict[str, Any] = load_file(str(folder / "model.safetensors"))
-        self.w: dict[str, Array] = {
-            k.removeprefix("bert."): np.asarray(v, dtype=np.float32) for k, v in raw.items()
-        }
         # Dense weights transposed once and contiguous: a product of a stacked array
-        # with a transposed view leaves BLAS for NumPy's own loop (100x slower).
+        # with a transposed view leaves BLAS for NumPy's own loop (100x slower). Each
+        # taken out of ``raw`` as it is converted: one matrix, not the model, is held
+        # twice at a time (issue 28).
         linear = ("dense.weight", "query.weight", "key.weight", "value.weight")
-        for key in [k for k in self.w if k.startswith("encoder.") and k.endswith(linear)]:
-            self.w[key] = np.ascontiguousarray(self.w[key].T)
+        self.w: dict[str, Array] = {}
+        for name in list(raw):
+            key = name.removeprefix("bert.")
+            value = np.asarray(raw.pop(name), dtype=np.float32)
+            if key.startswith("encoder.") and key.endswith(linear):
+                value = np.ascontiguousarray(value.T)
+            self.w[key] = value
 
     @property
     def vocabulary(self) -> int:

@@ -34,13 +34,14 @@ if TYPE_CHECKING:
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 INSTALL = "pip install 'convodex[semantic]'"
 # The stored vectors' model: another name (or recipe version) means other vectors.
-NAME = "minilm-l6-static-128-v1"
+NAME = "minilm-l6-static-128-v2"
 # 128 numbers a part: 5% of the corpus holds every vector (256 took 9.5% of the
 # benchmark's 64 MB; measured by bench/bench_quality.py).
 DIMENSIONS = 128
 # Tokens of a text that count (its head): a long tool answer is not averaged flat.
 MAX_TOKENS = 512
-DISTIL_BATCH = 2048
+# Tokens through the encoder at once: 256 keeps its activations near 30 MB.
+DISTIL_BATCH = 256
 # Model2Vec's SIF coefficient for the Zipf weights.
 SIF = 1e-3
 
@@ -134,7 +135,13 @@ def load() -> StaticModel:
 
 
 def distil(folder: Path) -> Array:
-    """Every token through the encoder, PCA, Zipf weights (see the module's docstring)."""
+    """Every token through the encoder, PCA, Zipf weights (see the module's docstring).
+
+    Within a memory budget (issue 28): the tokens go through in small batches into one
+    float32 array, the encoder's weights are let go before the PCA, and the PCA is the
+    eigenvectors of the covariance, summed and projected a batch at a time in float64
+    (an SVD of the whole float64 matrix held it four times over: 626 MiB at its peak).
+    """
     import numpy as np
 
     from convodex.semantic.bert import Encoder, mean_pool
@@ -142,22 +149,35 @@ def distil(folder: Path) -> Array:
     encoder = Encoder(folder)
     vocabulary = encoder.vocabulary
     cls, sep = _special(folder)
-    rows = []
+    vectors = np.empty((vocabulary, encoder.hidden), dtype=np.float32)
     for start in range(0, vocabulary, DISTIL_BATCH):
         tokens = np.arange(start, min(start + DISTIL_BATCH, vocabulary), dtype=np.int64)
         ids = np.stack([np.full_like(tokens, cls), tokens, np.full_like(tokens, sep)], axis=1)
         mask = np.ones_like(ids)
-        rows.append(mean_pool(encoder.forward(ids, mask), mask))
-    vectors = np.concatenate(rows).astype(np.float64)
-    centred = vectors - vectors.mean(0)
-    _, _, components = np.linalg.svd(centred, full_matrices=False)
-    reduced = centred @ components[:DIMENSIONS].T
+        vectors[start : start + len(tokens)] = mean_pool(encoder.forward(ids, mask), mask)
+    del encoder  # the weights (90 MB) are not needed past this point
+    mean = vectors.mean(0, dtype=np.float64)
+    covariance = np.zeros((vectors.shape[1], vectors.shape[1]), dtype=np.float64)
+    for start in range(0, vocabulary, DISTIL_BATCH):
+        centred = vectors[start : start + DISTIL_BATCH].astype(np.float64) - mean
+        covariance += centred.T @ centred
+    _, eigenvectors = np.linalg.eigh(covariance)  # ascending: the largest last
+    components = np.ascontiguousarray(eigenvectors[:, ::-1][:, :DIMENSIONS].T)
+    # An eigenvector's sign is LAPACK's choice: fixed (largest entry positive) so the
+    # table is the same wherever it is distilled.
+    peaks = np.abs(components).argmax(1)
+    components *= np.sign(components[np.arange(DIMENSIONS), peaks])[:, None]
     # Zipf: a token's probability taken from its rank in the vocabulary (WordPiece
     # vocabularies are ordered roughly by frequency).
     ranks = np.arange(1, vocabulary + 1, dtype=np.float64)
     probability = (1.0 / ranks) / (1.0 / ranks).sum()
     weights = SIF / (SIF + probability)
-    return np.asarray(reduced * weights[:, None], dtype=np.float32)
+    table = np.empty((vocabulary, DIMENSIONS), dtype=np.float32)
+    for start in range(0, vocabulary, DISTIL_BATCH):
+        centred = vectors[start : start + DISTIL_BATCH].astype(np.float64) - mean
+        reduced = centred @ components.T
+        table[start : start + len(reduced)] = reduced * weights[start : start + len(reduced), None]
+    return table
 
 
 def _special(folder: Path) -> tuple[int, int]:
