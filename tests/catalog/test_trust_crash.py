@@ -59,6 +59,9 @@ def test_sigkill_at_random_moments_never_corrupts_or_changes_sources(tmp_path: P
     corpus = generate_corpus(tmp_path / "corpus", mb=4, seed=11).path
     hashes = tree_hashes(corpus)
     env = {**os.environ, "CONVODEX_CACHE_HOME": str(tmp_path / "unused-cache")}
+    # A killed run cannot remove its helper's channel directory: here, not in /tmp.
+    (tmp_path / "tmp").mkdir()
+    env["TMPDIR"] = str(tmp_path / "tmp")
 
     clean = tmp_path / "clean"
     started = time.monotonic()
